@@ -1,0 +1,48 @@
+# The two commands of the README: `make demo` and `make test`. Everything else is a helper.
+JOBS ?= $(shell nproc)
+RELEASE_DIR := build/release
+DEBUG_DIR := build/debug
+FUZZ_DIR := build/fuzz
+FUZZ_SECONDS ?= 20
+
+.PHONY: demo test deps release debug fuzz fuzz-run format format-check bench clean
+
+deps:
+	@bash scripts/install-deps.sh
+
+release: deps
+	@cmake -S . -B $(RELEASE_DIR) -DCMAKE_BUILD_TYPE=Release -DHX_BUILD_TESTS=OFF >/dev/null
+	@cmake --build $(RELEASE_DIR) -j$(JOBS) --target hexplan
+
+demo: release
+	@bash scripts/demo.sh $(RELEASE_DIR)/hexplan
+
+debug: deps
+	@cmake -S . -B $(DEBUG_DIR) -DCMAKE_BUILD_TYPE=Debug -DHX_SANITIZE=ON >/dev/null
+	@cmake --build $(DEBUG_DIR) -j$(JOBS)
+
+fuzz: deps
+	@CC=clang CXX=clang++ cmake -S . -B $(FUZZ_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHX_FUZZ=ON \
+	  -DHX_BUILD_TESTS=OFF -DHX_BUILD_BENCH=OFF >/dev/null
+	@cmake --build $(FUZZ_DIR) -j$(JOBS) --target hx_fuzz_targets
+
+fuzz-run: fuzz
+	@HX_FUZZ_SECONDS=$(FUZZ_SECONDS) bash scripts/run-fuzzers.sh $(FUZZ_DIR)
+
+format-check: deps
+	@bash scripts/format.sh --check
+
+format:
+	@bash scripts/format.sh
+
+test: format-check debug fuzz
+	@cd $(DEBUG_DIR) && ctest --output-on-failure -j$(JOBS)
+	@HX_FUZZ_SECONDS=$(FUZZ_SECONDS) bash scripts/run-fuzzers.sh $(FUZZ_DIR)
+
+bench: deps
+	@cmake -S . -B $(RELEASE_DIR) -DCMAKE_BUILD_TYPE=Release >/dev/null
+	@cmake --build $(RELEASE_DIR) -j$(JOBS)
+	@bash scripts/run-bench.sh $(RELEASE_DIR)
+
+clean:
+	rm -rf build

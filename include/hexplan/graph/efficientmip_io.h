@@ -1,0 +1,48 @@
+#pragma once
+// Reader for the EfficientMIP ("Efficient Algorithms for Device Placement of DNN Graph Operators",
+// NeurIPS 2020) JSON operator and layer graphs in shared/data/placement/dnn-partitioning.
+// Fields: {maxSizePerFPGA, maxFPGAs, maxCPUs, nodes[{id, name, supportedOnFpga, cpuLatency,
+// fpgaLatency, isBackwardNode, colorClass, size, layerId?}], edges[{sourceId, destId, cost, size}]}.
+// Time unit: ms. "FPGA" means any accelerator.
+
+#include <string>
+#include <vector>
+
+#include "hexplan/core/status.h"
+#include "hexplan/graph/graph.h"
+
+namespace hx::graph {
+
+struct EfficientMipNode {
+  int64_t file_id = 0;
+  NodeId node;  // the graph node it became
+  bool supported_on_accelerator = true;
+  double cpu_latency_ms = 0.0;
+  double accelerator_latency_ms = 0.0;
+  bool is_backward = false;
+  int64_t color_class = 0;
+  int64_t size_bytes = 0;  // memory footprint
+};
+
+struct EfficientMipEdge {
+  int64_t source_file_id = 0;
+  int64_t dest_file_id = 0;
+  double cost_ms = 0.0;  // time to move the source's output between accelerator and CPU DRAM
+  int64_t size_bytes = 0;
+};
+
+struct EfficientMipWorkload {
+  Graph graph;  // one op per file node (op_type "EfficientMipNode"), edges as tensors
+  std::vector<EfficientMipNode> nodes;  // in file order
+  std::vector<EfficientMipEdge> edges;  // in file order
+  int64_t max_size_per_accelerator_bytes = 0;
+  int64_t max_accelerators = 0;
+  int64_t max_cpus = 0;
+};
+
+bool LooksLikeEfficientMipJson(const std::string& text);
+StatusOr<EfficientMipWorkload> ReadEfficientMipJson(const std::string& text,
+                                                    const std::string& source_name);
+StatusOr<EfficientMipWorkload> ReadEfficientMipFile(const std::string& path);
+
+}  // namespace hx::graph

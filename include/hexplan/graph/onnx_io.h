@@ -1,0 +1,33 @@
+#pragma once
+// ONNX import and export through ONNX's own library. Planning needs shapes, not values: weights whose
+// payload is external or stripped still import (dims kept). Export is shape-only unless the graph
+// carries weight data.
+
+#include <string>
+
+#include "hexplan/core/logger.h"
+#include "hexplan/core/status.h"
+#include "hexplan/graph/graph.h"
+
+namespace hx::graph {
+
+struct OnnxReadOptions {
+  // Values for symbolic or unknown input dims, by dim name ("batch", "sequence", ...) or "*" for all.
+  int64_t default_batch = 1;
+  int64_t default_seq = 0;  // 0: leave symbolic sequence dims as an error unless the file fixes them
+  bool keep_weight_data = true;  // keep initializer payloads (the executor needs them)
+};
+
+// Reads an ONNX model file (opsets 11-17). Errors name the file and the node or tensor.
+StatusOr<Graph> ReadOnnxFile(const std::string& path, const OnnxReadOptions& options = {},
+                             Logger* logger = nullptr);
+// Same, from serialized bytes; `source_name` names the input in errors.
+StatusOr<Graph> ReadOnnxBytes(const std::string& bytes, const std::string& source_name,
+                              const OnnxReadOptions& options = {}, Logger* logger = nullptr);
+
+// Serializes the graph as an ONNX model (opset 17). Weights without data are written with their
+// dims and no payload, so zoo models open in Netron and re-import with the same shapes.
+StatusOr<std::string> WriteOnnxBytes(const Graph& graph);
+Status WriteOnnxFile(const Graph& graph, const std::string& path);
+
+}  // namespace hx::graph

@@ -1,0 +1,60 @@
+#pragma once
+// The built-in model zoo: generators that produce operator-level graphs as an exporter would (a
+// decoder block is LayerNorm, the QKV MatMuls, the attention MatMuls, Softmax, ...), with weights as
+// parameter nodes. No downloads: every model is described by its published architecture.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hexplan/core/status.h"
+#include "hexplan/graph/dtype.h"
+#include "hexplan/graph/graph.h"
+
+namespace hx::graph {
+
+struct ZooOptions {
+  int64_t batch = 1;
+  int64_t seq = 0;         // sequence length; 0 = the model's default (1024 for GPT-2, 128 for BERT)
+  DType dtype = DType::kF32;
+  int64_t image_size = 0;  // CNNs: 0 = the model's default (224, 299 for Inception-v3)
+  // LSTM only (`lstm`): stacked layers, input/hidden size ("io"); seq is the unrolled length.
+  int64_t lstm_layers = 0;  // 0 = default (12)
+  int64_t lstm_io = 0;      // 0 = default (64)
+
+  Status Validate() const;
+};
+
+struct ZooModelInfo {
+  std::string name;          // the CLI name, e.g. "gpt2-xl"
+  std::string family;        // "gpt2", "llama", "bert", "gpt3", "swin", "alphafold2", "cnn", "lstm"
+  std::string description;   // one line
+  double published_params;   // the published parameter count (e.g. 1.558e9)
+  std::string source;        // where the architecture and count come from
+  int64_t default_seq;       // 0 when the model takes images
+};
+
+// Every zoo model, in a stable order.
+const std::vector<ZooModelInfo>& ZooModels();
+const ZooModelInfo* FindZooModel(const std::string& name);
+
+// Builds the graph; fails on an unknown name (listing the known ones) or invalid options.
+StatusOr<Graph> BuildZooModel(const std::string& name, const ZooOptions& options);
+
+// The shape of a transformer in the zoo (for analytic models such as tensor parallelism).
+struct TransformerConfig {
+  int64_t layers = 0;
+  int64_t hidden = 0;
+  int64_t heads = 0;
+  int64_t kv_heads = 0;
+  int64_t ffn_hidden = 0;
+  int64_t vocab = 0;
+  int64_t max_positions = 0;
+  bool rmsnorm = false;  // LLaMA: RMSNorm, rotary embeddings, SwiGLU
+  bool swiglu = false;
+  bool rotary = false;
+  bool decoder = true;   // false for BERT-style encoders
+};
+std::optional<TransformerConfig> ZooTransformerConfig(const std::string& name);
+
+}  // namespace hx::graph

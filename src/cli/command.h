@@ -1,0 +1,47 @@
+#pragma once
+// Each `hexplan` subcommand lives in its own cmd_<name>.cc and registers itself here: it adds a CLI11
+// subcommand to the root app and returns the function that runs it (returning the exit code:
+// 0 success, 2 bad input, 1 internal error).
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <string>
+
+#include "hexplan/core/logger.h"
+#include "hexplan/core/status.h"
+#include "hexplan/graph/graph.h"
+#include "hexplan/graph/zoo.h"
+
+namespace hx::cli {
+
+struct Command {
+  CLI::App* app = nullptr;
+  std::function<int()> run;
+};
+
+Command AddModelsCommand(CLI::App& root);
+Command AddInspectCommand(CLI::App& root);
+Command AddExportCommand(CLI::App& root);
+
+// Prints "hexplan: error: <message>" to stderr and returns the status's exit code.
+int ReportError(const Status& status);
+
+// The logger every command uses (warnings to stderr).
+Logger& CliLogger();
+
+// The model options shared by every command that takes a MODEL: --batch --seq --dtype --layers --io.
+struct ModelArgs {
+  std::string model;
+  int64_t batch = 1;
+  int64_t seq = 0;
+  std::string dtype = "fp32";
+  int64_t lstm_layers = 0;
+  int64_t lstm_io = 0;
+
+  // Adds MODEL as a positional argument when `positional`, else as --model.
+  void AddTo(CLI::App* app, bool positional = true);
+  StatusOr<graph::ZooOptions> ToZooOptions() const;
+  StatusOr<graph::Graph> Load() const;
+};
+
+}  // namespace hx::cli

@@ -1,0 +1,45 @@
+#include "testing/cli_runner.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "testing/test_paths.h"
+
+namespace hx::testing {
+namespace {
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+}  // namespace
+
+std::string MakeTempDir() {
+  char tmpl[] = "/tmp/hx-test-XXXXXX";
+  char* dir = mkdtemp(tmpl);
+  return dir ? std::string(dir) : std::string("/tmp");
+}
+
+CliResult RunCli(const std::string& args) {
+  std::string dir = MakeTempDir();
+  std::string out = dir + "/stdout", err = dir + "/stderr";
+  std::string cmd = "cd '" + SourceDir() + "' && '" + CliPath() + "' " + args + " >'" + out +
+                    "' 2>'" + err + "' </dev/null";
+  int raw = std::system(cmd.c_str());
+  CliResult r;
+  r.exit_code = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
+  r.out = Slurp(out);
+  r.err = Slurp(err);
+  std::remove(out.c_str());
+  std::remove(err.c_str());
+  rmdir(dir.c_str());
+  return r;
+}
+
+}  // namespace hx::testing
