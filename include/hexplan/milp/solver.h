@@ -1,0 +1,83 @@
+#pragma once
+// Solving a Model with COIN-OR CBC (embedded), and the files that let a user solve our exact models
+// with another solver: LP/MPS export, and Gurobi / HiGHS / SCIP / CBC solution files read back.
+//
+// Two different outcomes, kept apart (as HiGHS does): the returned Status says whether the call
+// worked; SolveResult::status says what the solver found. A time limit with an incumbent is a
+// success with status kFeasible.
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "hexplan/core/logger.h"
+#include "hexplan/core/status.h"
+#include "hexplan/milp/model.h"
+
+namespace hx::milp {
+
+enum class SolveStatus : uint8_t {
+  kOptimal,     // proven optimal within the gap
+  kFeasible,    // a limit was reached with an incumbent
+  kInfeasible,  // proven infeasible
+  kNoSolution,  // a limit was reached without any incumbent
+  kUnbounded,
+};
+const char* SolveStatusName(SolveStatus status);
+
+struct ProgressPoint {
+  double time_s = 0.0;
+  double incumbent = kInfinity;  // objective of the best solution so far (inf: none)
+  double bound = -kInfinity;     // best proven bound so far
+};
+
+struct SolveOptions {
+  double time_limit_s = 60.0;
+  double relative_gap = 1e-4;
+  int threads = 1;
+  int seed = 0;
+  // A MIP start: a value per variable (size num_vars) or empty. Checked for feasibility first; an
+  // infeasible start is reported through the logger and dropped.
+  std::vector<double> mip_start;
+  // Print a live progress line on stderr (the CLI sets this when stderr is a terminal).
+  bool progress_to_stderr = false;
+  // Called on every new incumbent or bound (may be null).
+  std::function<void(const ProgressPoint&)> on_progress;
+
+  Status Validate() const;
+};
+
+struct SolveResult {
+  SolveStatus status = SolveStatus::kNoSolution;
+  double objective = kInfinity;  // of the returned solution (inf when none)
+  double bound = -kInfinity;     // best proven bound (for a minimisation)
+  double gap = kInfinity;        // |objective - bound| / max(|objective|, 1e-9)
+  std::vector<double> values;    // empty when there is no solution
+  double solve_time_s = 0.0;
+  bool used_mip_start = false;
+  std::vector<ProgressPoint> progress;
+
+  bool has_solution() const { return !values.empty(); }
+  double Value(Var v) const { return values.at(v.index()); }
+};
+
+// Solves with CBC. Errors only for a malformed model or options; infeasibility is a result.
+StatusOr<SolveResult> SolveWithCbc(const Model& model, const SolveOptions& options,
+                                   Logger* logger = nullptr);
+
+// The name a variable or constraint gets in exported files: characters other than letters, digits,
+// '_' and '.' become '_' (LP and MPS readers reject them), and a leading digit gets a '_' prefix.
+std::string ExportName(const std::string& name);
+
+// Exports in CPLEX LP / free MPS format, which CBC, Gurobi, HiGHS and SCIP read. The objective
+// constant becomes a column fixed at 1. Written atomically.
+Status WriteLpFile(const Model& model, const std::string& path);
+Status WriteMpsFile(const Model& model, const std::string& path);
+// Reads an LP or MPS file (by extension) back into a Model.
+StatusOr<Model> ReadModelFile(const std::string& path);
+
+// Reads a solution file written by Gurobi (.sol), HiGHS, SCIP or CBC for `model`; values are
+// matched by variable name, absent names are 0. Errors name the file and line.
+StatusOr<std::vector<double>> ReadSolutionFile(const std::string& path, const Model& model);
+
+}  // namespace hx::milp

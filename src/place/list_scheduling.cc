@@ -1,0 +1,162 @@
+#include "hexplan/place/list_scheduling.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <queue>
+
+namespace hx::place {
+namespace {
+
+// Busy intervals of one device, sorted by start.
+struct DeviceTimeline {
+  std::vector<std::pair<double, double>> busy;
+
+  // Earliest start >= ready for a task of `duration` (insertion into an idle gap allowed).
+  double EarliestStart(double ready, double duration) const {
+    double t = ready;
+    for (const auto& [s, f] : busy) {
+      if (t + duration <= s) return t;
+      t = std::max(t, f);
+    }
+    return t;
+  }
+  void Insert(double s, double f) {
+    auto it = std::lower_bound(busy.begin(), busy.end(), std::make_pair(s, f));
+    busy.insert(it, {s, f});
+  }
+};
+
+}  // namespace
+
+std::vector<double> UpwardRanks(const SchedulingProblem& p) {
+  std::vector<int> order = p.TopologicalOrder();
+  std::vector<double> rank(p.num_tasks(), 0.0);
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    int t = *it;
+    double best = 0.0;
+    for (int e : p.out_edges(t)) best = std::max(best, p.MeanCommTime(e) + rank[p.edges()[e].dst]);
+    rank[t] = p.MeanCost(t) + best;
+  }
+  return rank;
+}
+
+std::vector<std::vector<double>> OptimisticCostTable(const SchedulingProblem& p) {
+  const int D = p.num_devices();
+  std::vector<int> order = p.TopologicalOrder();
+  std::vector<std::vector<double>> oct(p.num_tasks(), std::vector<double>(D, 0.0));
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    int t = *it;
+    for (int k = 0; k < D; ++k) {
+      double worst = 0.0;
+      for (int e : p.out_edges(t)) {
+        int s = p.edges()[e].dst;
+        double best = kUnsupported;
+        for (int w = 0; w < D; ++w) {
+          if (std::isinf(p.cost(s, w))) continue;
+          double c = oct[s][w] + p.cost(s, w) + (w == k ? 0.0 : p.MeanCommTime(e));
+          best = std::min(best, c);
+        }
+        worst = std::max(worst, best);
+      }
+      oct[t][k] = worst;
+    }
+  }
+  return oct;
+}
+
+StatusOr<Schedule> ScheduleInOrder(const SchedulingProblem& p, const std::vector<int>& order,
+                                   const std::vector<std::vector<double>>& extra) {
+  HX_RETURN_IF_ERROR(p.Validate());
+  const int n = p.num_tasks(), D = p.num_devices();
+  if (static_cast<int>(order.size()) != n)
+    return InvalidArgument("priority order does not list every task once");
+  Schedule s;
+  s.device.assign(n, -1);
+  s.start.assign(n, 0.0);
+  s.finish.assign(n, 0.0);
+  std::vector<DeviceTimeline> timeline(D);
+  std::vector<double> memory_used(D, 0.0);
+  std::vector<bool> done(n, false);
+  for (int t : order) {
+    int best_d = -1;
+    double best_key = kUnsupported, best_start = 0.0, best_eft = kUnsupported;
+    for (int d = 0; d < D; ++d) {
+      double c = p.cost(t, d);
+      if (std::isinf(c)) continue;
+      if (memory_used[d] + p.task_memory(t) > p.device_memory(d)) continue;
+      double ready = 0.0;
+      for (int e : p.in_edges(t)) {
+        int src = p.edges()[e].src;
+        if (!done[src])
+          return InvalidArgument("priority order is not topological at task '" + p.name(t) + "'");
+        ready = std::max(ready, s.finish[src] + p.CommTime(e, s.device[src], d));
+      }
+      double start = timeline[d].EarliestStart(ready, c);
+      double eft = start + c;
+      double key = eft + (extra.empty() ? 0.0 : extra[t][d]);
+      // Ties: lower EFT, then the lower device index (deterministic).
+      if (key < best_key - 1e-12 || (std::abs(key - best_key) <= 1e-12 && eft < best_eft - 1e-12)) {
+        best_key = key;
+        best_d = d;
+        best_start = start;
+        best_eft = eft;
+      }
+    }
+    if (best_d < 0) {
+      return ResourceExhausted("task '" + p.name(t) + "' (" + std::to_string(p.task_memory(t)) +
+                               " bytes) fits on no device it supports: memory is full");
+    }
+    s.device[t] = best_d;
+    s.start[t] = best_start;
+    s.finish[t] = best_eft;
+    timeline[best_d].Insert(best_start, best_eft);
+    memory_used[best_d] += p.task_memory(t);
+    done[t] = true;
+    s.makespan = std::max(s.makespan, best_eft);
+  }
+  return s;
+}
+
+namespace {
+// Kahn's algorithm choosing, among ready tasks, the highest key (ties: the lower index). For HEFT's
+// upward rank (and PEFT's mean OCT) with positive costs this is exactly "sort by decreasing rank";
+// the readiness test keeps the order topological when zero-cost tasks tie with their successors.
+std::vector<int> ByDecreasingKey(const SchedulingProblem& p, const std::vector<double>& key) {
+  std::vector<int> indeg(p.num_tasks(), 0);
+  for (const auto& e : p.edges()) indeg[e.dst]++;
+  auto lower_priority = [&](int a, int b) { return key[a] != key[b] ? key[a] < key[b] : a > b; };
+  std::priority_queue<int, std::vector<int>, decltype(lower_priority)> ready(lower_priority);
+  for (int t = 0; t < p.num_tasks(); ++t)
+    if (indeg[t] == 0) ready.push(t);
+  std::vector<int> result;
+  result.reserve(p.num_tasks());
+  while (!ready.empty()) {
+    int t = ready.top();
+    ready.pop();
+    result.push_back(t);
+    for (int e : p.out_edges(t))
+      if (--indeg[p.edges()[e].dst] == 0) ready.push(p.edges()[e].dst);
+  }
+  return result;
+}
+}  // namespace
+
+StatusOr<Schedule> ScheduleHeft(const SchedulingProblem& p) {
+  HX_RETURN_IF_ERROR(p.Validate());
+  return ScheduleInOrder(p, ByDecreasingKey(p, UpwardRanks(p)), {});
+}
+
+StatusOr<Schedule> SchedulePeft(const SchedulingProblem& p) {
+  HX_RETURN_IF_ERROR(p.Validate());
+  auto oct = OptimisticCostTable(p);
+  std::vector<double> rank(p.num_tasks(), 0.0);
+  for (int t = 0; t < p.num_tasks(); ++t) {
+    double sum = 0.0;
+    for (double v : oct[t]) sum += v;
+    rank[t] = sum / p.num_devices();
+  }
+  return ScheduleInOrder(p, ByDecreasingKey(p, rank), oct);
+}
+
+}  // namespace hx::place

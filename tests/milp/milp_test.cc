@@ -1,0 +1,195 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+
+#include "hexplan/milp/model.h"
+#include "hexplan/milp/solver.h"
+#include "testing/cli_runner.h"
+
+namespace hx::milp {
+namespace {
+
+// max 5a + 4b + 3c  s.t. 2a + 3b + c <= 5, 4a + b + 2c <= 11, 3a + 4b + 2c <= 8, integers >= 0.
+// Optimum: a=2, b=0, c=1, objective 13 (classic textbook instance).
+Model Textbook() {
+  Model m("textbook");
+  Var a = m.AddInteger(0, 10, "a"), b = m.AddInteger(0, 10, "b"), c = m.AddInteger(0, 10, "c");
+  m.AddLessEqual(2 * LinExpr(a) + 3 * LinExpr(b) + LinExpr(c), 5, "r1");
+  m.AddLessEqual(4 * LinExpr(a) + LinExpr(b) + 2 * LinExpr(c), 11, "r2");
+  m.AddLessEqual(3 * LinExpr(a) + 4 * LinExpr(b) + 2 * LinExpr(c), 8, "r3");
+  m.Maximize(5 * LinExpr(a) + 4 * LinExpr(b) + 3 * LinExpr(c));
+  return m;
+}
+
+// Brute force over all integer points for the textbook model.
+double BruteForceTextbook() {
+  double best = -1;
+  for (int a = 0; a <= 10; ++a)
+    for (int b = 0; b <= 10; ++b)
+      for (int c = 0; c <= 10; ++c)
+        if (2 * a + 3 * b + c <= 5 && 4 * a + b + 2 * c <= 11 && 3 * a + 4 * b + 2 * c <= 8)
+          best = std::max(best, 5.0 * a + 4.0 * b + 3.0 * c);
+  return best;
+}
+
+TEST(MilpTest, SolvesTextbookInstanceToProvenOptimum) {
+  auto r = SolveWithCbc(Textbook(), SolveOptions{});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->status, SolveStatus::kOptimal);
+  EXPECT_NEAR(r->objective, BruteForceTextbook(), 1e-6);
+  EXPECT_NEAR(r->objective, 13.0, 1e-6);
+  EXPECT_TRUE(Textbook().Violations(r->values).empty());
+  EXPECT_EQ(r->gap, 0.0);
+}
+
+TEST(MilpTest, InfeasibleIsAResultNotAnError) {
+  Model m("infeasible");
+  Var x = m.AddBinary("x"), y = m.AddBinary("y");
+  m.AddGreaterEqual(LinExpr(x) + LinExpr(y), 3, "too_much", "memory");
+  m.Minimize(LinExpr(x));
+  auto r = SolveWithCbc(m, SolveOptions{});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, SolveStatus::kInfeasible);
+  EXPECT_FALSE(r->has_solution());
+}
+
+TEST(MilpTest, BadModelsAndOptionsAreCallErrors) {
+  Model m;
+  Var x = m.AddContinuous(5, 1, "x");
+  m.Minimize(LinExpr(x));
+  EXPECT_FALSE(SolveWithCbc(m, SolveOptions{}).ok());
+  SolveOptions bad;
+  bad.time_limit_s = -1;
+  EXPECT_FALSE(SolveWithCbc(Textbook(), bad).ok());
+  SolveOptions wrong_start;
+  wrong_start.mip_start = {1.0};
+  EXPECT_FALSE(SolveWithCbc(Textbook(), wrong_start).ok());
+}
+
+TEST(MilpTest, IndicatorUsesTightestBigM) {
+  Model m;
+  Var b = m.AddBinary("b");
+  Var x = m.AddContinuous(0, 7, "x");
+  // b = 1 => x <= 2. With x in [0,7], M must be 5 (x - 2 <= 5 (1 - b)).
+  ASSERT_TRUE(m.AddIndicator(b, true, LinExpr(x), Sense::kLessEqual, 2, "ind").ok());
+  ASSERT_EQ(m.num_constraints(), 1u);
+  const Constraint& c = m.constraints()[0];
+  // Stored as x + 5b <= 7.
+  double coef_b = 0, coef_x = 0;
+  for (auto [i, v] : c.terms) (i == b.index() ? coef_b : coef_x) = v;
+  EXPECT_DOUBLE_EQ(coef_x, 1.0);
+  EXPECT_DOUBLE_EQ(coef_b, 5.0);
+  EXPECT_DOUBLE_EQ(c.rhs, 7.0);
+  // Maximising x + 10 b picks b=1, x=2 (12) over b=0, x=7 (7).
+  m.Maximize(LinExpr(x) + 10 * LinExpr(b));
+  auto r = SolveWithCbc(m, SolveOptions{});
+  ASSERT_TRUE(r.ok());
+  EXPECT_NEAR(r->objective, 12.0, 1e-6);
+  // An unbounded variable cannot give a big-M.
+  Model u;
+  Var ub = u.AddBinary("b");
+  Var ux = u.AddContinuous(0, kInfinity, "x");
+  EXPECT_FALSE(u.AddIndicator(ub, true, LinExpr(ux), Sense::kLessEqual, 2, "bad").ok());
+}
+
+TEST(MilpTest, MipStartIsUsedAndInfeasibleStartDropped) {
+  SolveOptions opt;
+  opt.mip_start = {2, 0, 1};
+  auto r = SolveWithCbc(Textbook(), opt);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->used_mip_start);
+  EXPECT_NEAR(r->objective, 13.0, 1e-6);
+  CollectingLogger log;
+  opt.mip_start = {10, 10, 10};
+  auto r2 = SolveWithCbc(Textbook(), opt, &log);
+  ASSERT_TRUE(r2.ok());
+  EXPECT_FALSE(r2->used_mip_start);
+  EXPECT_EQ(log.Count(LogLevel::kWarning), 1u);
+  EXPECT_NEAR(r2->objective, 13.0, 1e-6);
+}
+
+TEST(MilpTest, ViolationsNameTheConstraintGroup) {
+  Model m;
+  Var x = m.AddContinuous(0, 10, "x");
+  m.AddLessEqual(LinExpr(x), 4, "mem_gpu0", "memory");
+  auto v = m.Violations({6.0});
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].group, "memory");
+  EXPECT_NEAR(v[0].amount, 2.0, 1e-9);
+}
+
+TEST(MilpTest, ExportedLpAndMpsReReadGiveTheSameOptimum) {
+  std::string dir = testing::MakeTempDir();
+  Model m = Textbook();
+  m.SetObjective(5 * LinExpr(Var(0)) + 4 * LinExpr(Var(1)) + 3 * LinExpr(Var(2)) + 100.0, false);
+  for (const char* ext : {"lp", "mps"}) {
+    std::string path = dir + "/model." + ext;
+    ASSERT_TRUE((std::string(ext) == "lp" ? WriteLpFile(m, path) : WriteMpsFile(m, path)).ok());
+    auto back = ReadModelFile(path);
+    ASSERT_TRUE(back.ok()) << back.status().ToString();
+    auto r = SolveWithCbc(*back, SolveOptions{});
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->status, SolveStatus::kOptimal) << ext;
+    EXPECT_NEAR(r->objective, 113.0, 1e-6) << ext;
+  }
+  EXPECT_FALSE(ReadModelFile(dir + "/missing.lp").ok());
+  EXPECT_FALSE(ReadModelFile(dir + "/model.txt").ok());
+}
+
+TEST(MilpTest, ReadsSolutionFilesOfOtherSolvers) {
+  std::string dir = testing::MakeTempDir();
+  Model m = Textbook();
+  struct Case {
+    const char* name;
+    const char* text;
+  };
+  const Case cases[] = {
+      {"gurobi.sol", "# Solution for model textbook\n# Objective value = 13\na 2\nb 0\nc 1\n"},
+      {"cbc.sol",
+       "Optimal - objective value 13.00000000\n      0 a   2   -5\n      2 c   1   -3\n"},
+      {"scip.sol",
+       "solution status: optimal solution found\nobjective value: 13\na 2 \t(obj:5)\nc 1 "
+       "\t(obj:3)\n"},
+      {"highs.sol",
+       "Model status\nOptimal\n\n# Primal solution values\nFeasible\nObjective 13\n# Columns 3\n"
+       "a 2\nb 0\nc 1\n# Rows 3\nr1 5\nr2 10\n"},
+  };
+  for (const Case& c : cases) {
+    std::string path = dir + "/" + c.name;
+    std::ofstream(path) << c.text;
+    auto values = ReadSolutionFile(path, m);
+    ASSERT_TRUE(values.ok()) << c.name << ": " << values.status().ToString();
+    EXPECT_NEAR(m.Evaluate(*values), 13.0, 1e-9) << c.name;
+    EXPECT_TRUE(m.Violations(*values).empty()) << c.name;
+  }
+  std::ofstream(dir + "/bad.sol") << "a two\n";
+  auto bad = ReadSolutionFile(dir + "/bad.sol", m);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("bad.sol:1"), std::string::npos);
+}
+
+TEST(MilpTest, TimeLimitReturnsIncumbentWithBound) {
+  // A knapsack with many items and a tiny time limit: whatever CBC proves, a solution comes back
+  // and bound <= objective for a maximisation is reversed: objective <= bound.
+  Model m("knapsack");
+  LinExpr weight, value;
+  for (int i = 0; i < 60; ++i) {
+    Var x = m.AddBinary("x" + std::to_string(i));
+    weight.Add(x, 37 + (i * 7919) % 101);
+    value.Add(x, 41 + (i * 104729) % 97);
+  }
+  m.AddLessEqual(weight, 1500, "capacity");
+  m.Maximize(value);
+  SolveOptions opt;
+  opt.time_limit_s = 0.5;
+  auto r = SolveWithCbc(m, opt);
+  ASSERT_TRUE(r.ok());
+  ASSERT_TRUE(r->has_solution());
+  EXPECT_TRUE(r->status == SolveStatus::kOptimal || r->status == SolveStatus::kFeasible);
+  EXPECT_TRUE(m.Violations(r->values).empty());
+  EXPECT_LE(r->objective, r->bound + 1e-6);
+}
+
+}  // namespace
+}  // namespace hx::milp
