@@ -77,10 +77,11 @@ StatusOr<Schedule> ScheduleInOrder(const SchedulingProblem& p, const std::vector
   s.finish.assign(n, 0.0);
   std::vector<DeviceTimeline> timeline(D);
   std::vector<double> memory_used(D, 0.0);
+  std::vector<double> load_free(D, 0.0);  // when each device's host-to-device engine is next free
   std::vector<bool> done(n, false);
   for (int t : order) {
     int best_d = -1;
-    double best_key = kUnsupported, best_start = 0.0, best_eft = kUnsupported;
+    double best_key = kUnsupported, best_start = 0.0, best_eft = kUnsupported, best_load = 0.0;
     for (int d = 0; d < D; ++d) {
       double c = p.cost(t, d);
       if (std::isinf(c)) continue;
@@ -92,6 +93,8 @@ StatusOr<Schedule> ScheduleInOrder(const SchedulingProblem& p, const std::vector
           return InvalidArgument("priority order is not topological at task '" + p.name(t) + "'");
         ready = std::max(ready, s.finish[src] + p.CommTime(e, s.device[src], d));
       }
+      const double load_done = load_free[d] + p.load_time(t, d);
+      ready = std::max(ready, load_done);
       double start = timeline[d].EarliestStart(ready, c);
       double eft = start + c;
       double key = eft + (extra.empty() ? 0.0 : extra[t][d]);
@@ -101,6 +104,7 @@ StatusOr<Schedule> ScheduleInOrder(const SchedulingProblem& p, const std::vector
         best_d = d;
         best_start = start;
         best_eft = eft;
+        best_load = load_done;
       }
     }
     if (best_d < 0) {
@@ -112,6 +116,7 @@ StatusOr<Schedule> ScheduleInOrder(const SchedulingProblem& p, const std::vector
     s.finish[t] = best_eft;
     timeline[best_d].Insert(best_start, best_eft);
     memory_used[best_d] += p.task_memory(t);
+    load_free[best_d] = best_load;
     done[t] = true;
     s.makespan = std::max(s.makespan, best_eft);
   }

@@ -41,6 +41,11 @@ void SchedulingProblem::SetLink(int d1, int d2, double latency, double seconds_p
   seconds_per_unit_[static_cast<size_t>(d1) * num_devices_ + d2] = seconds_per_unit;
 }
 
+void SchedulingProblem::SetLoadTime(int task, int device, double seconds) {
+  if (load_time_.empty()) load_time_.assign(cost_.size() * static_cast<size_t>(num_devices_), 0.0);
+  load_time_[static_cast<size_t>(task) * num_devices_ + device] = seconds;
+}
+
 double SchedulingProblem::CommTime(int e, int d1, int d2) const {
   if (d1 == d2) return 0.0;
   const SchedulingEdge& edge = edges_[e];

@@ -58,6 +58,14 @@ class SchedulingProblem {
   void SetDeviceMemory(int device, double bytes) { device_memory_[device] = bytes; }
   double device_memory(int device) const { return device_memory_[device]; }
 
+  // Cold start: time to bring the task's weights to `device` before it can run. Loads into one
+  // device run one after another in the order tasks are scheduled there (one host-to-device copy
+  // engine).
+  void SetLoadTime(int task, int device, double seconds);
+  double load_time(int task, int device) const {
+    return load_time_.empty() ? 0.0 : load_time_[static_cast<size_t>(task) * num_devices_ + device];
+  }
+
   // Every task supported somewhere, edges in range, acyclic, non-negative costs.
   Status Validate() const;
   // A topological order (smallest index first among ready tasks).
@@ -71,6 +79,7 @@ class SchedulingProblem {
   std::vector<std::vector<int>> out_, in_;
   std::vector<double> latency_, seconds_per_unit_;  // num_devices^2
   std::vector<double> task_memory_, device_memory_;
+  std::vector<double> load_time_;  // tasks x devices, empty when no task has loads
 };
 
 // A schedule: each task's device and time window.

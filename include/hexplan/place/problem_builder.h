@@ -1,0 +1,36 @@
+#pragma once
+// Turns (graph, cluster, cost model) into a SchedulingProblem for the list schedulers, and a
+// Schedule back into a Plan (per-device op order, one op per subgraph; weights loaded where they
+// are read; transfers on the default copy queues).
+
+#include <vector>
+
+#include "hexplan/core/status.h"
+#include "hexplan/cost/cost_model.h"
+#include "hexplan/place/scheduling_problem.h"
+#include "hexplan/plan/plan.h"
+
+namespace hx::place {
+
+struct ProblemBuildOptions {
+  // Model the cold start: an op waits for its weights to be loaded over its device's host route.
+  bool cold_start_loads = true;
+  // Memory kept free on each device for activations and workspace (fraction of capacity).
+  double activation_reserve_fraction = 0.1;
+};
+
+struct GraphProblem {
+  SchedulingProblem problem{0, 1};
+  std::vector<NodeId> task_node;  // per task: its op
+  std::vector<int> node_task;     // per node: its task, or -1 (weights, inputs, outputs)
+  std::vector<DeviceId> devices;  // per problem device index: the cluster device
+};
+
+StatusOr<GraphProblem> BuildGraphProblem(const cost::CostModel& cost,
+                                         const ProblemBuildOptions& options = {});
+
+// A plan running each op where the schedule put it, in start-time order per device.
+StatusOr<plan::Plan> PlanFromSchedule(const GraphProblem& problem, const Schedule& schedule,
+                                      const cost::CostModel& cost);
+
+}  // namespace hx::place

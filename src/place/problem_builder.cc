@@ -1,0 +1,89 @@
+#include "hexplan/place/problem_builder.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "hexplan/plan/plan_builder.h"
+
+namespace hx::place {
+
+StatusOr<GraphProblem> BuildGraphProblem(const cost::CostModel& cost,
+                                         const ProblemBuildOptions& options) {
+  const graph::Graph& g = cost.graph();
+  const hw::Cluster& cluster = cost.cluster();
+  GraphProblem out;
+  out.devices = cluster.DeviceIds();
+  const int D = static_cast<int>(out.devices.size());
+  if (D == 0) return InvalidArgument("cluster '" + cluster.name() + "' has no devices");
+  out.node_task.assign(g.num_nodes(), -1);
+  for (NodeId id : g.Ops()) {
+    out.node_task[id.index()] = static_cast<int>(out.task_node.size());
+    out.task_node.push_back(id);
+  }
+  const int n = static_cast<int>(out.task_node.size());
+  out.problem = SchedulingProblem(n, D);
+  SchedulingProblem& p = out.problem;
+  for (int t = 0; t < n; ++t) {
+    NodeId op = out.task_node[t];
+    p.SetName(t, g.node(op).name);
+    p.SetTaskMemory(t, static_cast<double>(cost.OpWeightBytes(op)));
+    for (int d = 0; d < D; ++d) {
+      DeviceId dev = out.devices[d];
+      p.SetCost(t, d, cost.Supports(op, dev) ? cost.OpTime(op, dev) : kUnsupported);
+      if (options.cold_start_loads) {
+        double load = 0.0;
+        for (TensorId in : g.node(op).inputs) {
+          if (!in.valid()) continue;
+          NodeId producer = g.tensor(in).producer;
+          if (producer.valid() && g.node(producer).kind == graph::NodeKind::kWeight)
+            load += cost.WeightLoadTime(producer, dev);
+        }
+        if (load > 0) p.SetLoadTime(t, d, load);
+      }
+    }
+  }
+  for (int d = 0; d < D; ++d) {
+    const double capacity = static_cast<double>(cluster.device(out.devices[d]).memory_bytes());
+    if (capacity > 0) p.SetDeviceMemory(d, capacity * (1.0 - options.activation_reserve_fraction));
+  }
+  // One edge per (tensor, consumer op) between ops, with per-device-pair times.
+  for (const graph::Edge& e : g.Edges()) {
+    int src = out.node_task[e.src.index()], dst = out.node_task[e.dst.index()];
+    if (src < 0 || dst < 0) continue;
+    std::vector<double> pair(static_cast<size_t>(D) * D, 0.0);
+    for (int a = 0; a < D; ++a)
+      for (int b = 0; b < D; ++b)
+        if (a != b)
+          pair[static_cast<size_t>(a) * D + b] =
+              cost.TensorTransferTime(e.tensor, out.devices[a], out.devices[b]);
+    p.AddEdgeWithPairTimes(src, dst, std::move(pair));
+  }
+  HX_RETURN_IF_ERROR(p.Validate());
+  return out;
+}
+
+StatusOr<plan::Plan> PlanFromSchedule(const GraphProblem& problem, const Schedule& schedule,
+                                      const cost::CostModel& cost) {
+  const int n = problem.problem.num_tasks();
+  if (static_cast<int>(schedule.device.size()) != n)
+    return Internal("schedule does not match its problem");
+  plan::Plan plan;
+  std::vector<std::vector<int>> per_device(problem.devices.size());
+  for (int t = 0; t < n; ++t) per_device[schedule.device[t]].push_back(t);
+  for (size_t d = 0; d < per_device.size(); ++d) {
+    auto& tasks = per_device[d];
+    if (tasks.empty()) continue;
+    std::stable_sort(tasks.begin(), tasks.end(), [&](int a, int b) {
+      return schedule.start[a] != schedule.start[b] ? schedule.start[a] < schedule.start[b] : a < b;
+    });
+    plan::DeviceSchedule ds;
+    ds.device = problem.devices[d];
+    for (int t : tasks) ds.subgraphs.push_back(plan::Subgraph{{problem.task_node[t]}});
+    plan.devices.push_back(std::move(ds));
+  }
+  plan.estimate_ms = schedule.makespan * 1e3;
+  HX_RETURN_IF_ERROR(plan::CompleteTransfers(plan, cost.graph(), cost.cluster()));
+  return plan;
+}
+
+}  // namespace hx::place
