@@ -6,8 +6,13 @@
 #include <cctype>
 #include <cfloat>
 #include <cmath>
+#include <coin/CoinError.hpp>
+#include <coin/CoinLpIO.hpp>
+#include <coin/CoinMpsIO.hpp>
+#include <coin/CoinPackedMatrix.hpp>
 #include <cstdio>
 #include <cstring>
+#include <unordered_map>
 
 #include "hexplan/core/file_util.h"
 #include "hexplan/core/stopwatch.h"
@@ -230,7 +235,7 @@ StatusOr<SolveResult> SolveWithCbc(const Model& model, const SolveOptions& optio
   g_collector = &collector;
   Cbc_registerCallBack(cbc, OnCbcMessage);
   {
-    StdoutSilencer silence(want_progress);
+    StdoutSilencer silence(true);
     Cbc_solve(cbc);
   }
   g_collector = nullptr;
@@ -283,6 +288,48 @@ StatusOr<SolveResult> SolveWithCbc(const Model& model, const SolveOptions& optio
 namespace {
 // Free-format MPS (names must not contain spaces; ours never do). Integer columns sit between
 // MARKER INTORG / INTEND lines; the objective constant is a column fixed at 1, as in LoadIntoCbc.
+// Export names, made unique (LP and MPS need unique row and column names): a repeated name gets
+// "_2", "_3", ... appended.
+std::vector<std::string> UniqueExportNames(const std::vector<std::string>& names) {
+  std::vector<std::string> out;
+  out.reserve(names.size());
+  std::unordered_map<std::string, int> seen;
+  for (const std::string& n : names) {
+    std::string e = ExportName(n);
+    int& count = seen[e];
+    if (++count > 1) {
+      std::string candidate;
+      do {
+        candidate = e + "_" + std::to_string(count++);
+      } while (seen.count(candidate));
+      seen[candidate] = 1;
+      e = candidate;
+    }
+    out.push_back(e);
+  }
+  return out;
+}
+
+// A copy of the model whose names are the unique export names.
+Model WithExportNames(const Model& model) {
+  Model copy = model;
+  std::vector<std::string> vars, rows;
+  for (const Variable& v : model.vars()) vars.push_back(v.name);
+  for (const Constraint& c : model.constraints()) rows.push_back(c.name);
+  copy.RenameAll(UniqueExportNames(vars), UniqueExportNames(rows));
+  return copy;
+}
+
+}  // namespace
+
+std::vector<std::string> ExportVariableNames(const Model& model) {
+  std::vector<std::string> vars;
+  for (const Variable& v : model.vars()) vars.push_back(v.name);
+  return UniqueExportNames(vars);
+}
+
+namespace {
+
 std::string ToFreeMps(const Model& model) {
   std::string out = "NAME " + (model.name().empty() ? std::string("hexplan") : model.name()) + "\n";
   if (!model.minimize()) out += "OBJSENSE\n    MAX\n";
@@ -414,81 +461,88 @@ std::string ToLp(const Model& model) {
 
 Status WriteLpFile(const Model& model, const std::string& path) {
   HX_RETURN_IF_ERROR(model.Validate());
-  return WriteFileAtomic(path, ToLp(model));
+  return WriteFileAtomic(path, ToLp(WithExportNames(model)));
 }
 Status WriteMpsFile(const Model& model, const std::string& path) {
   HX_RETURN_IF_ERROR(model.Validate());
-  return WriteFileAtomic(path, ToFreeMps(model));
+  return WriteFileAtomic(path, ToFreeMps(WithExportNames(model)));
 }
+
+namespace {
+// Copies what a CoinLpIO or CoinMpsIO reader holds into a Model.
+template <typename Reader>
+Model ModelFromReader(const Reader& reader, const std::string& name, bool minimize,
+                      bool negate_objective) {
+  Model model(name);
+  const int ncols = reader.getNumCols();
+  const int nrows = reader.getNumRows();
+  const double* lower = reader.getColLower();
+  const double* upper = reader.getColUpper();
+  const double* obj = reader.getObjCoefficients();
+  LinExpr objective;
+  for (int i = 0; i < ncols; ++i) {
+    double lo = FromCbc(lower[i]), hi = FromCbc(upper[i]);
+    VarType type = !reader.isInteger(i)   ? VarType::kContinuous
+                   : (lo >= 0 && hi <= 1) ? VarType::kBinary
+                                          : VarType::kInteger;
+    Var v = model.AddVar(lo, hi, type, reader.columnName(i));
+    if (obj[i] != 0.0) objective.Add(v, negate_objective ? -obj[i] : obj[i]);
+  }
+  const CoinPackedMatrix* rows = reader.getMatrixByRow();
+  const double* row_lower = reader.getRowLower();
+  const double* row_upper = reader.getRowUpper();
+  for (int r = 0; r < nrows; ++r) {
+    const std::string row_name = reader.rowName(r);
+    LinExpr lhs;
+    const CoinShallowPackedVector row = rows->getVector(r);
+    for (int k = 0; k < row.getNumElements(); ++k)
+      lhs.Add(Var(row.getIndices()[k]), row.getElements()[k]);
+    double lo = FromCbc(row_lower[r]), hi = FromCbc(row_upper[r]);
+    if (lo == hi) {
+      model.AddEqual(lhs, lo, row_name);
+    } else {
+      const bool ranged = std::isfinite(lo) && std::isfinite(hi);
+      if (std::isfinite(lo)) model.AddGreaterEqual(lhs, lo, row_name + (ranged ? "_lo" : ""));
+      if (std::isfinite(hi)) model.AddLessEqual(lhs, hi, row_name + (ranged ? "_hi" : ""));
+    }
+  }
+  model.SetObjective(objective, minimize);
+  return model;
+}
+}  // namespace
 
 StatusOr<Model> ReadModelFile(const std::string& path) {
   const std::string ext = FileExtension(path);
   if (ext != "lp" && ext != "mps") {
     return InvalidArgument(path + ": expected a .lp or .mps file");
   }
-  if (access(path.c_str(), R_OK) != 0) return NotFound(path + ": cannot open file");
-  CbcHandle handle;
-  Cbc_Model* cbc = handle.get();
-  Cbc_setLogLevel(cbc, 0);
-  int rc = ext == "lp" ? Cbc_readLp(cbc, path.c_str()) : Cbc_readMps(cbc, path.c_str());
-  if (rc != 0) return ParseError(path + ": CBC could not parse the " + ext + " file");
-  Model model(path);
-  const int ncols = Cbc_getNumCols(cbc);
-  const int nrows = Cbc_getNumRows(cbc);
-  const double* lower = Cbc_getColLower(cbc);
-  const double* upper = Cbc_getColUpper(cbc);
-  const double* obj = Cbc_getObjCoefficients(cbc);
-  std::vector<char> name(static_cast<size_t>(Cbc_maxNameLength(cbc)) + 2);
-  LinExpr objective;
-  for (int i = 0; i < ncols; ++i) {
-    Cbc_getColName(cbc, i, name.data(), name.size() - 1);
-    bool integer = Cbc_isInteger(cbc, i);
-    double lo = FromCbc(lower[i]), hi = FromCbc(upper[i]);
-    VarType type = !integer               ? VarType::kContinuous
-                   : (lo >= 0 && hi <= 1) ? VarType::kBinary
-                                          : VarType::kInteger;
-    Var v = model.AddVar(lo, hi, type, name.data());
-    if (obj[i] != 0.0) objective.Add(v, obj[i]);
-  }
-  const double* row_lower = Cbc_getRowLower(cbc);
-  const double* row_upper = Cbc_getRowUpper(cbc);
-  for (int r = 0; r < nrows; ++r) {
-    Cbc_getRowName(cbc, r, name.data(), name.size() - 1);
-    LinExpr lhs;
-    const int nz = Cbc_getRowNz(cbc, r);
-    const int* idx = Cbc_getRowIndices(cbc, r);
-    const double* coef = Cbc_getRowCoeffs(cbc, r);
-    for (int k = 0; k < nz; ++k) lhs.Add(Var(idx[k]), coef[k]);
-    double lo = FromCbc(row_lower[r]), hi = FromCbc(row_upper[r]);
-    if (lo == hi) {
-      model.AddEqual(lhs, lo, name.data());
-    } else {
-      if (std::isfinite(lo))
-        model.AddGreaterEqual(lhs, lo, std::string(name.data()) + (std::isfinite(hi) ? "_lo" : ""));
-      if (std::isfinite(hi))
-        model.AddLessEqual(lhs, hi, std::string(name.data()) + (std::isfinite(lo) ? "_hi" : ""));
+  HX_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
+  std::string head = text.substr(0, std::min<size_t>(text.size(), 4096));
+  for (char& c : head) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  StdoutSilencer silence(true);
+  try {
+    if (ext == "lp") {
+      CoinLpIO reader;
+      reader.setInfinity(DBL_MAX);
+      reader.readLp(path.c_str());
+      // CoinLpIO turns a maximisation into a minimisation by negating the objective.
+      const bool max = reader.wasMaximization();
+      return ModelFromReader(reader, path, !max, max);
     }
-  }
-  // CBC's readers keep the objective coefficients as written but do not always report a maximising
-  // sense, so the file's own declaration decides.
-  bool minimize = Cbc_getObjSense(cbc) > 0;
-  {
-    auto text = ReadFileToString(path);
-    if (text.ok()) {
-      std::string head = text->substr(0, std::min<size_t>(text->size(), 4096));
-      for (char& c : head) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      if (ext == "lp") {
-        size_t max_pos = std::min(head.find("\nmaximize"), head.find("\nmaximise"));
-        size_t min_pos = std::min(head.find("\nminimize"), head.find("\nminimise"));
-        if (max_pos != std::string::npos && max_pos < min_pos) minimize = false;
-      } else if (size_t pos = head.find("objsense"); pos != std::string::npos) {
-        size_t max_pos = head.find("max", pos);
-        if (max_pos != std::string::npos && max_pos < pos + 32) minimize = false;
-      }
+    CoinMpsIO reader;
+    reader.messageHandler()->setLogLevel(0);
+    if (int errors = reader.readMps(path.c_str(), ""); errors != 0) {
+      return ParseError(path + ": " + std::to_string(errors) + " errors reading the MPS file");
     }
+    bool minimize = true;
+    if (size_t pos = head.find("objsense"); pos != std::string::npos) {
+      size_t max_pos = head.find("max", pos);
+      if (max_pos != std::string::npos && max_pos < pos + 32) minimize = false;
+    }
+    return ModelFromReader(reader, path, minimize, false);
+  } catch (const CoinError& e) {
+    return ParseError(path + ": " + e.message());
   }
-  model.SetObjective(objective, minimize);
-  return model;
 }
 
 }  // namespace hx::milp

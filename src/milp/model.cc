@@ -128,6 +128,13 @@ void Model::SetBounds(Var v, double lower, double upper) {
   vars_[v.index()].upper = upper;
 }
 
+void Model::RenameAll(const std::vector<std::string>& var_names,
+                      const std::vector<std::string>& constraint_names) {
+  HX_CHECK(var_names.size() == vars_.size() && constraint_names.size() == constraints_.size());
+  for (size_t i = 0; i < vars_.size(); ++i) vars_[i].name = var_names[i];
+  for (size_t i = 0; i < constraints_.size(); ++i) constraints_[i].name = constraint_names[i];
+}
+
 Status Model::Validate() const {
   for (const Variable& v : vars_) {
     if (std::isnan(v.lower) || std::isnan(v.upper) || v.lower > v.upper)

@@ -136,6 +136,10 @@ class Model {
   // Changes a variable's bounds (fixing it when lower == upper).
   void SetBounds(Var v, double lower, double upper);
 
+  // Replaces every variable and constraint name (sizes must match).
+  void RenameAll(const std::vector<std::string>& var_names,
+                 const std::vector<std::string>& constraint_names);
+
   // Checks bounds (lower <= upper, binaries in [0,1]), finite coefficients, valid indices.
   Status Validate() const;
 

@@ -68,6 +68,9 @@ StatusOr<SolveResult> SolveWithCbc(const Model& model, const SolveOptions& optio
 // The name a variable or constraint gets in exported files: characters other than letters, digits,
 // '_' and '.' become '_' (LP and MPS readers reject them), and a leading digit gets a '_' prefix.
 std::string ExportName(const std::string& name);
+// The names the model's variables get in exported files (ExportName, then made unique with
+// "_2"...).
+std::vector<std::string> ExportVariableNames(const Model& model);
 
 // Exports in CPLEX LP / free MPS format, which CBC, Gurobi, HiGHS and SCIP read. The objective
 // constant becomes a column fixed at 1. Written atomically.

@@ -1,0 +1,55 @@
+#pragma once
+// MOIRAI's placement MILP (§III-D of ../shared/papers/004_25e251f7090b3bd7.txt) on a
+// SchedulingProblem:
+//   assignment x_ik (4c); start/completion of every operator and every data flow (4a, 4b); memory
+//   (5); non-overlap of unrelated operators on one device (6); communication with one channel per
+//   ordered device pair, used only when the two ends are on different devices (7); congestion
+//   control: two data flows leaving (or entering) the same device never overlap (8).
+// Big-M constants are the tightest the horizon allows: the warm start's makespan bounds every time
+// in an optimal solution, so every S and C gets that upper bound and M = horizon.
+
+#include <string>
+
+#include "hexplan/core/logger.h"
+#include "hexplan/core/status.h"
+#include "hexplan/milp/solver.h"
+#include "hexplan/place/scheduling_problem.h"
+
+namespace hx::place {
+
+struct MoiraiOptions {
+  double time_limit_s = 30.0;
+  double relative_gap = 1e-6;
+  int threads = 1;
+  int seed = 0;
+  bool congestion_control = true;  // constraints (8)
+  // Models larger than this many constraints are not built; the warm start is returned instead.
+  size_t max_constraints = 400000;
+  bool progress_to_stderr = false;
+  std::string export_lp;   // write the model here before solving (optional)
+  std::string export_mps;  // likewise
+  Status Validate() const;
+};
+
+struct MoiraiResult {
+  Schedule schedule;   // tightened: each device's MILP order, started as early as possible
+  std::string status;  // "optimal", "feasible", "time_limit" (warm start kept), "heuristic"
+  double model_objective = 0.0;  // the MILP's own makespan for the returned placement
+  double bound = 0.0;            // the solver's proven lower bound
+  double gap = 0.0;
+  size_t num_binaries = 0;
+  size_t num_constraints = 0;
+  double solve_time_s = 0.0;
+};
+
+// `warm_start` must be a valid schedule of `problem` (e.g. HEFT's); it sets the horizon and the MIP
+// start, and is returned when the solver finds nothing better.
+StatusOr<MoiraiResult> ScheduleMoirai(const SchedulingProblem& problem, const Schedule& warm_start,
+                                      const MoiraiOptions& options, Logger* logger = nullptr);
+
+// Re-times a placement: each device runs its tasks in the order of `order_key` (ascending), each as
+// early as its inputs, its device and its loads allow. Never later than the given times.
+Schedule TightenSchedule(const SchedulingProblem& problem, const std::vector<int>& device,
+                         const std::vector<double>& order_key);
+
+}  // namespace hx::place

@@ -1,0 +1,121 @@
+#include "hexplan/place/moirai_milp.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "hexplan/cost/cost_model.h"
+#include "hexplan/cost/workload.h"
+#include "hexplan/milp/solver.h"
+#include "hexplan/place/list_scheduling.h"
+#include "hexplan/place/problem_builder.h"
+#include "testing/cli_runner.h"
+#include "testing/test_paths.h"
+
+namespace hx::place {
+namespace {
+
+SchedulingProblem SmallRandom(int n, int devices, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  SchedulingProblem p(n, devices);
+  for (int t = 0; t < n; ++t)
+    for (int d = 0; d < devices; ++d) p.SetCost(t, d, 1 + rng() % 9);
+  for (int a = 0; a < devices; ++a)
+    for (int b = 0; b < devices; ++b) p.SetLink(a, b, 0.0, 1.0);
+  for (int t = 1; t < n; ++t) p.AddEdge(rng() % t, t, 1 + rng() % 4);
+  return p;
+}
+
+TEST(MoiraiMilpTest, NeverWorseThanItsWarmStartAndValid) {
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    SchedulingProblem p = SmallRandom(7, 2, seed);
+    auto heft = ScheduleHeft(p);
+    ASSERT_TRUE(heft.ok());
+    MoiraiOptions options;
+    options.time_limit_s = 20;
+    auto r = ScheduleMoirai(p, *heft, options);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->schedule.Check(p), "");
+    EXPECT_LE(r->schedule.makespan, heft->makespan + 1e-9);
+    EXPECT_EQ(r->status, "optimal");
+    EXPECT_LE(r->bound, r->model_objective + 1e-6);
+  }
+}
+
+TEST(MoiraiMilpTest, KeepsAChainTogetherWhenCommunicationIsExpensive) {
+  // Two devices: device 1 is 2x faster for the middle task but moving data costs 10 each way.
+  SchedulingProblem p(3, 2);
+  const double cost[3][2] = {{2, 3}, {6, 3}, {2, 3}};
+  for (int t = 0; t < 3; ++t)
+    for (int d = 0; d < 2; ++d) p.SetCost(t, d, cost[t][d]);
+  for (int a = 0; a < 2; ++a)
+    for (int b = 0; b < 2; ++b) p.SetLink(a, b, 0.0, 1.0);
+  p.AddEdge(0, 1, 10);
+  p.AddEdge(1, 2, 10);
+  // Best: all on device 0 (2 + 6 + 2 = 10) or all on device 1 (9): 9.
+  auto heft = ScheduleHeft(p);
+  ASSERT_TRUE(heft.ok());
+  auto r = ScheduleMoirai(p, *heft, MoiraiOptions{});
+  ASSERT_TRUE(r.ok());
+  EXPECT_NEAR(r->schedule.makespan, 9.0, 1e-6);
+  EXPECT_NEAR(r->model_objective, 9.0, 1e-6);
+}
+
+TEST(MoiraiMilpTest, ExampleOneReachesTheProvenOptimum30) {
+  auto workload = cost::ReadMoiraiCsv(testing::SharedDataDir() +
+                                      "/placement/moirai/sample-data-csv/example-1.csv");
+  ASSERT_TRUE(workload.ok()) << workload.status().ToString();
+  ASSERT_TRUE(workload->cluster.has_value());
+  cost::CostModel cost(workload->graph, *workload->cluster, {}, &workload->profile);
+  ProblemBuildOptions build;
+  build.cold_start_loads = false;
+  build.activation_reserve_fraction = 0.0;
+  auto problem = BuildGraphProblem(cost, build);
+  ASSERT_TRUE(problem.ok()) << problem.status().ToString();
+  auto heft = ScheduleHeft(problem->problem);
+  ASSERT_TRUE(heft.ok());
+  MoiraiOptions options;
+  options.time_limit_s = 60;
+  auto r = ScheduleMoirai(problem->problem, *heft, options);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->status, "optimal");
+  EXPECT_NEAR(r->model_objective, 30.0, 1e-6);
+  EXPECT_LE(r->schedule.makespan, 30.0 + 1e-6);
+  EXPECT_EQ(r->schedule.Check(problem->problem), "");
+}
+
+TEST(MoiraiMilpTest, ExportedModelSolvesToTheSameObjective) {
+  SchedulingProblem p = SmallRandom(5, 2, 11);
+  auto heft = ScheduleHeft(p);
+  ASSERT_TRUE(heft.ok());
+  std::string dir = testing::MakeTempDir();
+  MoiraiOptions options;
+  options.export_lp = dir + "/moirai.lp";
+  options.export_mps = dir + "/moirai.mps";
+  auto r = ScheduleMoirai(p, *heft, options);
+  ASSERT_TRUE(r.ok());
+  for (const std::string& path : {options.export_lp, options.export_mps}) {
+    auto model = milp::ReadModelFile(path);
+    ASSERT_TRUE(model.ok()) << model.status().ToString();
+    auto again = milp::SolveWithCbc(*model, milp::SolveOptions{});
+    ASSERT_TRUE(again.ok());
+    EXPECT_NEAR(again->objective, r->model_objective, 1e-6) << path;
+  }
+}
+
+TEST(MoiraiMilpTest, TooLargeModelsFallBackToTheWarmStart) {
+  SchedulingProblem p = SmallRandom(30, 3, 5);
+  auto heft = ScheduleHeft(p);
+  ASSERT_TRUE(heft.ok());
+  MoiraiOptions options;
+  options.max_constraints = 10;
+  CollectingLogger log;
+  auto r = ScheduleMoirai(p, *heft, options, &log);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, "heuristic");
+  EXPECT_DOUBLE_EQ(r->schedule.makespan, heft->makespan);
+  EXPECT_EQ(log.Count(LogLevel::kWarning), 1u);
+}
+
+}  // namespace
+}  // namespace hx::place
