@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <optional>
 
 #include "hexplan/core/stopwatch.h"
 
@@ -100,23 +101,126 @@ Schedule TightenSchedule(const SchedulingProblem& p, const std::vector<int>& dev
   return s;
 }
 
-StatusOr<MoiraiResult> ScheduleMoirai(const SchedulingProblem& p, const Schedule& warm,
+StatusOr<Schedule> MemoryFeasibleSchedule(const SchedulingProblem& p, double time_limit_s) {
+  HX_RETURN_IF_ERROR(p.Validate());
+  const int n = p.num_tasks(), D = p.num_devices();
+  milp::Model m("memory packing");
+  std::vector<std::vector<Var>> x(n, std::vector<Var>(D));
+  double total = 0.0;
+  for (int i = 0; i < n; ++i) total += p.MeanCost(i);
+  Var load = m.AddContinuous(0, milp::kInfinity, "max_load");
+  for (int i = 0; i < n; ++i) {
+    LinExpr assign;
+    for (int k = 0; k < D; ++k) {
+      x[i][k] = m.AddBinary("x_" + std::to_string(i) + "_" + std::to_string(k));
+      if (std::isinf(p.cost(i, k))) m.SetBounds(x[i][k], 0, 0);
+      assign += LinExpr(x[i][k]);
+    }
+    m.AddEqual(assign, 1, "assign_" + std::to_string(i), "assignment");
+  }
+  for (int k = 0; k < D; ++k) {
+    LinExpr used, busy;
+    for (int i = 0; i < n; ++i) {
+      if (p.task_memory(i) > 0) used.Add(x[i][k], p.task_memory(i));
+      if (!std::isinf(p.cost(i, k))) busy.Add(x[i][k], p.cost(i, k));
+    }
+    if (!std::isinf(p.device_memory(k)))
+      m.AddLessEqual(used, p.device_memory(k), "mem_" + std::to_string(k), "memory");
+    m.AddLessEqual(busy, LinExpr(load), "load_" + std::to_string(k), "load");
+  }
+  m.Minimize(LinExpr(load));
+  milp::SolveOptions options;
+  options.time_limit_s = time_limit_s;
+  options.relative_gap = 0.05;
+  HX_ASSIGN_OR_RETURN(milp::SolveResult r, milp::SolveWithCbc(m, options));
+  if (!r.has_solution()) {
+    return ResourceExhausted("no assignment of the operators fits the devices' memory " +
+                             std::string(r.status == milp::SolveStatus::kInfeasible
+                                             ? "(the memory constraints are infeasible)"
+                                             : "(none found within the time limit)"));
+  }
+  std::vector<int> device(n, 0);
+  for (int i = 0; i < n; ++i)
+    for (int k = 0; k < D; ++k)
+      if (r.values[x[i][k].index()] > 0.5) device[i] = k;
+  // Order by upward rank (critical tasks first), which is topological for positive costs.
+  std::vector<double> key(n, 0.0);
+  std::vector<int> order = p.TopologicalOrder();
+  for (size_t i = 0; i < order.size(); ++i) key[order[i]] = static_cast<double>(i);
+  return TightenSchedule(p, device, key);
+}
+
+StatusOr<MoiraiResult> ScheduleMoirai(const SchedulingProblem& p, const Schedule* warm_start,
                                       const MoiraiOptions& options, Logger* logger) {
   HX_RETURN_IF_ERROR(options.Validate());
   HX_RETURN_IF_ERROR(p.Validate());
-  if (std::string why = warm.Check(p, 1e-6); !why.empty())
-    return InvalidArgument("moirai: the warm start is not a valid schedule: " + why);
+  if (warm_start != nullptr) {
+    if (std::string why = warm_start->Check(p, 1e-6); !why.empty())
+      return InvalidArgument("moirai: the warm start is not a valid schedule: " + why);
+  }
   Stopwatch clock;
   const int n = p.num_tasks(), D = p.num_devices();
   const int E = static_cast<int>(p.edges().size());
-  MoiraiResult result;
-  result.schedule = warm;
-  result.model_objective = warm.makespan;
-  result.status = "heuristic";
 
-  // Horizon: the warm start's makespan plus the slack of its communication, so that the warm start
-  // itself is feasible in the model.
-  const double horizon = warm.makespan * (1 + 1e-9) + 1e-9;
+  // Memory (5) that cannot hold: say so before building anything.
+  {
+    double need = 0.0, have = 0.0, largest = 0.0, roomiest = 0.0;
+    int largest_task = 0;
+    for (int i = 0; i < n; ++i) {
+      need += p.task_memory(i);
+      if (p.task_memory(i) > largest) largest = p.task_memory(i), largest_task = i;
+    }
+    for (int k = 0; k < D; ++k) {
+      have += p.device_memory(k);
+      roomiest = std::max(roomiest, p.device_memory(k));
+    }
+    if (need > have * (1 + 1e-12)) {
+      return ResourceExhausted("moirai: infeasible memory constraints (5): the operators need " +
+                               std::to_string(need) + " bytes, the devices hold " +
+                               std::to_string(have) + " (short by " + std::to_string(need - have) +
+                               ")");
+    }
+    if (largest > roomiest * (1 + 1e-12)) {
+      return ResourceExhausted("moirai: infeasible memory constraints (5): operator '" +
+                               p.name(largest_task) + "' needs " + std::to_string(largest) +
+                               " bytes, the largest device holds " + std::to_string(roomiest));
+    }
+  }
+
+  // Without a warm start from the caller, a memory-feasible packing gives one (and a tight
+  // horizon).
+  std::optional<Schedule> packed;
+  if (warm_start == nullptr) {
+    auto s = MemoryFeasibleSchedule(p, std::max(1.0, options.time_limit_s / 10));
+    if (s.ok() && s->Check(p, 1e-6).empty()) {
+      packed = std::move(*s);
+      warm_start = &*packed;
+    }
+  }
+  MoiraiResult result;
+  double horizon = 0.0;
+  if (warm_start != nullptr) {
+    result.schedule = *warm_start;
+    result.model_objective = warm_start->makespan;
+    // The warm start's makespan, so that the warm start itself is feasible in the model.
+    horizon = warm_start->makespan * (1 + 1e-9) + 1e-9;
+  } else {
+    // Serial bound: some task or transfer is in progress at every moment of a semi-active schedule.
+    for (int i = 0; i < n; ++i) {
+      double worst = 0.0;
+      for (int k = 0; k < D; ++k)
+        if (!std::isinf(p.cost(i, k))) worst = std::max(worst, p.cost(i, k) + p.load_time(i, k));
+      horizon += worst;
+    }
+    for (int q = 0; q < E; ++q) {
+      double worst = 0.0;
+      for (int a = 0; a < D; ++a)
+        for (int b = 0; b < D; ++b) worst = std::max(worst, p.CommTime(q, a, b));
+      horizon += worst;
+    }
+    horizon = horizon * (1 + 1e-9) + 1e-9;
+  }
+  result.status = "heuristic";
   auto reach = Reachability(p);
 
   // Size estimate before building.
@@ -261,46 +365,58 @@ StatusOr<MoiraiResult> ScheduleMoirai(const SchedulingProblem& p, const Schedule
 
   // MIP start from the warm schedule. Transfers are timed as the warm schedule leaves room for
   // them: each flow starts when its producer ends.
-  std::vector<double> start(m.num_vars(), 0.0);
-  start[makespan.index()] = warm.makespan;
-  for (int i = 0; i < n; ++i) {
-    start[S[i].index()] = warm.start[i];
-    start[C[i].index()] = warm.finish[i];
-    start[x[i][warm.device[i]].index()] = 1;
-  }
-  for (int q = 0; q < E; ++q) {
-    const auto& edge = p.edges()[q];
-    const int a = warm.device[edge.src], b = warm.device[edge.dst];
-    start[Sq[q].index()] = warm.finish[edge.src];
-    start[Cq[q].index()] = warm.finish[edge.src] + p.CommTime(q, a, b);
-    start[z[q].index()] = a != b;
-  }
-  // u values: set through names is awkward; they are continuous and derived, so fill by scanning.
-  for (size_t v = 0; v < m.num_vars(); ++v) {
-    const std::string& name = m.vars()[v].name;
-    if (name.rfind("u_", 0) != 0) continue;
-    int q, a, b;
-    if (std::sscanf(name.c_str(), "u_%d_%d_%d", &q, &a, &b) == 3)
-      start[v] = (warm.device[p.edges()[q].src] == a && warm.device[p.edges()[q].dst] == b) ? 1 : 0;
-  }
-  for (const auto& [i, j, delta] : pairs)
-    start[delta.index()] = warm.start[i] <= warm.start[j] ? 1 : 0;
-  for (const auto& [q, r, delta] : flow_pairs)
-    start[delta.index()] = start[Sq[q].index()] <= start[Sq[r].index()] ? 1 : 0;
-
   milp::SolveOptions solve;
+  if (warm_start != nullptr) {
+    const Schedule& warm = *warm_start;
+    std::vector<double> start(m.num_vars(), 0.0);
+    start[makespan.index()] = warm.makespan;
+    for (int i = 0; i < n; ++i) {
+      start[S[i].index()] = warm.start[i];
+      start[C[i].index()] = warm.finish[i];
+      start[x[i][warm.device[i]].index()] = 1;
+    }
+    for (int q = 0; q < E; ++q) {
+      const auto& edge = p.edges()[q];
+      const int a = warm.device[edge.src], b = warm.device[edge.dst];
+      start[Sq[q].index()] = warm.finish[edge.src];
+      start[Cq[q].index()] = warm.finish[edge.src] + p.CommTime(q, a, b);
+      start[z[q].index()] = a != b;
+    }
+    // u values: set through names is awkward; they are continuous and derived, so fill by scanning.
+    for (size_t v = 0; v < m.num_vars(); ++v) {
+      const std::string& name = m.vars()[v].name;
+      if (name.rfind("u_", 0) != 0) continue;
+      int q, a, b;
+      if (std::sscanf(name.c_str(), "u_%d_%d_%d", &q, &a, &b) == 3)
+        start[v] =
+            (warm.device[p.edges()[q].src] == a && warm.device[p.edges()[q].dst] == b) ? 1 : 0;
+    }
+    for (const auto& [i, j, delta] : pairs)
+      start[delta.index()] = warm.start[i] <= warm.start[j] ? 1 : 0;
+    for (const auto& [q, r, delta] : flow_pairs)
+      start[delta.index()] = start[Sq[q].index()] <= start[Sq[r].index()] ? 1 : 0;
+
+    solve.mip_start = start;
+  }
   solve.time_limit_s = options.time_limit_s;
   solve.relative_gap = options.relative_gap;
   solve.threads = options.threads;
   solve.seed = options.seed;
   solve.progress_to_stderr = options.progress_to_stderr;
-  solve.mip_start = start;
   HX_ASSIGN_OR_RETURN(milp::SolveResult r, milp::SolveWithCbc(m, solve, logger));
   result.solve_time_s = clock.ElapsedSeconds();
   result.bound = std::isfinite(r.bound) ? r.bound : 0.0;
   if (!r.has_solution()) {
+    if (warm_start == nullptr) {
+      if (r.status == milp::SolveStatus::kInfeasible)
+        return ResourceExhausted(
+            "moirai: the MILP is infeasible (memory constraints (5) cannot "
+            "be met together with the device supports)");
+      return ResourceExhausted("moirai: the time limit ended before any placement was found");
+    }
     result.status = "time_limit";
-    result.gap = result.bound > 0 ? (warm.makespan - result.bound) / warm.makespan : 1.0;
+    result.gap =
+        result.bound > 0 ? (warm_start->makespan - result.bound) / warm_start->makespan : 1.0;
     return result;
   }
   std::vector<int> device(n, 0);
@@ -311,7 +427,8 @@ StatusOr<MoiraiResult> ScheduleMoirai(const SchedulingProblem& p, const Schedule
     key[i] = r.values[S[i].index()];
   }
   Schedule tight = TightenSchedule(p, device, key);
-  if (tight.makespan <= warm.makespan + 1e-12 && tight.Check(p, 1e-9).empty()) {
+  if (tight.Check(p, 1e-9).empty() &&
+      (warm_start == nullptr || tight.makespan <= warm_start->makespan + 1e-12)) {
     result.schedule = tight;
   }
   result.model_objective = r.objective;

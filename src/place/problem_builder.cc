@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 
 #include "hexplan/plan/plan_builder.h"
 
@@ -26,7 +27,11 @@ StatusOr<GraphProblem> BuildGraphProblem(const cost::CostModel& cost,
   for (int t = 0; t < n; ++t) {
     NodeId op = out.task_node[t];
     p.SetName(t, g.node(op).name);
-    p.SetTaskMemory(t, static_cast<double>(cost.OpWeightBytes(op)));
+    // What stays resident: a workload's stated footprint, else the op's weights (activations are
+    // transient and covered by the reserve).
+    std::optional<int64_t> stated;
+    if (cost.profile() != nullptr) stated = cost.profile()->NodeMemory(g.node(op).name);
+    p.SetTaskMemory(t, static_cast<double>(stated ? *stated : cost.OpWeightBytes(op)));
     for (int d = 0; d < D; ++d) {
       DeviceId dev = out.devices[d];
       p.SetCost(t, d, cost.Supports(op, dev) ? cost.OpTime(op, dev) : kUnsupported);

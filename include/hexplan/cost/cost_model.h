@@ -2,7 +2,8 @@
 // How long an operator takes on a device and a tensor between two places, and how much memory an op
 // needs. A measured profile wins; otherwise a roofline:
 //   time = max(FLOPs / (peak * compute_eff), bytes / (mem_bw * memory_eff)) / clock_scale + launch.
-// Transfers: latency + bytes / bottleneck bandwidth of the route (contention is the simulator's job).
+// Transfers: latency + bytes / bottleneck bandwidth of the route (contention is the simulator's
+// job).
 
 #include <map>
 #include <optional>
@@ -47,6 +48,7 @@ class CostModel {
   const graph::Graph& graph() const { return *graph_; }
   const hw::Cluster& cluster() const { return *cluster_; }
   const CostModelOptions& options() const { return options_; }
+  const Profile* profile() const { return profile_; }  // may be null
 
   // Seconds to run `op` on `device` with its weights in device memory. Non-op nodes take 0.
   double OpTime(NodeId op, DeviceId device) const;
@@ -65,8 +67,8 @@ class CostModel {
   // Seconds to load a weight from host memory into `device`.
   double WeightLoadTime(NodeId weight, DeviceId device) const;
 
-  // Bytes of the weights an op reads, the activations it writes, and its total footprint on a device
-  // (weights + outputs + workspace; a profiled memory figure wins).
+  // Bytes of the weights an op reads, the activations it writes, and its total footprint on a
+  // device (weights + outputs + workspace; a profiled memory figure wins).
   int64_t OpWeightBytes(NodeId op) const;
   int64_t OpOutputBytes(NodeId op) const;
   int64_t OpMemoryBytes(NodeId op) const;
@@ -80,8 +82,8 @@ class CostModel {
   Efficiency EfficiencyFor(DeviceId device) const;
   // Peak FLOP/s the op gets on the device: the rate of the op's dtype (OpComputeDType).
   double PeakFlopsFor(NodeId op, DeviceId device) const;
-  // GPUs (kinds gpu and mig) whose host route shares the busiest link of this device's host route
-  // (>= 1 for a GPU; SortingHat's "GPUs sharing the same PCIe bus").
+  // GPUs (kinds gpu and mig) whose host route shares the busiest PCIe link of this device's host
+  // route (>= 1; SortingHat's "GPUs sharing the same PCIe bus").
   int HostBusSharing(DeviceId device) const;
   // Workspace an op needs besides its inputs and outputs: Conv's im2col buffer, else 0.
   int64_t OpWorkspaceBytes(NodeId op) const;
@@ -93,7 +95,7 @@ class CostModel {
   const hw::Cluster* cluster_;
   CostModelOptions options_;
   const Profile* profile_;
-  std::vector<graph::OpCost> op_costs_;  // per node
+  std::vector<graph::OpCost> op_costs_;   // per node
   std::vector<std::string> dtype_of_op_;  // per node: dtype name used for peak FLOP/s
   std::vector<int> host_bus_sharing_;     // per device
   int num_gpus_ = 0;                      // devices of kind gpu or mig

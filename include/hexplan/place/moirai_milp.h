@@ -42,10 +42,19 @@ struct MoiraiResult {
   double solve_time_s = 0.0;
 };
 
-// `warm_start` must be a valid schedule of `problem` (e.g. HEFT's); it sets the horizon and the MIP
-// start, and is returned when the solver finds nothing better.
-StatusOr<MoiraiResult> ScheduleMoirai(const SchedulingProblem& problem, const Schedule& warm_start,
+// `warm_start` (may be null) must be a valid schedule of `problem` (e.g. HEFT's); it sets the
+// horizon and the MIP start, and is returned when the solver finds nothing better. Without one (the
+// fast planners can fail where memory is tight), the horizon is the serial bound: every task at its
+// slowest plus every transfer at its slowest. Fails, naming the constraint class and the shortfall,
+// when the memory cannot hold the operators, or when the limit ends with no solution and no warm
+// start.
+StatusOr<MoiraiResult> ScheduleMoirai(const SchedulingProblem& problem, const Schedule* warm_start,
                                       const MoiraiOptions& options, Logger* logger = nullptr);
+
+// A schedule that respects device memory when the greedy planners cannot find one: a small MILP
+// packs the operators into the devices' memory balancing their compute, then TightenSchedule times
+// it in topological order. Fails when the memory cannot hold the operators at all.
+StatusOr<Schedule> MemoryFeasibleSchedule(const SchedulingProblem& problem, double time_limit_s);
 
 // Re-times a placement: each device runs its tasks in the order of `order_key` (ascending), each as
 // early as its inputs, its device and its loads allow. Never later than the given times.
