@@ -17,7 +17,8 @@ Logger& CliLogger() {
 
 void ModelArgs::AddTo(CLI::App* app, bool positional) {
   if (positional) {
-    app->add_option("MODEL", model, "a zoo model name (see `hexplan models`), or a .onnx/.json file")
+    app->add_option("MODEL", model,
+                    "a zoo model name (see `hexplan models`), or a .onnx/.json file")
         ->required();
   } else {
     app->add_option("--model", model, "a zoo model name, or a .onnx/.json file")->required();
@@ -34,7 +35,8 @@ StatusOr<graph::ZooOptions> ModelArgs::ToZooOptions() const {
   options.batch = batch;
   options.seq = seq;
   auto dt = graph::ParseDType(dtype);
-  if (!dt) return InvalidArgument("--dtype: unknown dtype '" + dtype + "' (expected fp32, fp16 or bf16)");
+  if (!dt)
+    return InvalidArgument("--dtype: unknown dtype '" + dtype + "' (expected fp32, fp16 or bf16)");
   options.dtype = *dt;
   options.lstm_layers = lstm_layers;
   options.lstm_io = lstm_io;

@@ -11,11 +11,16 @@ namespace {
 
 std::string HumanCount(double v) {
   char buf[64];
-  if (v >= 1e12) std::snprintf(buf, sizeof buf, "%.3f T", v / 1e12);
-  else if (v >= 1e9) std::snprintf(buf, sizeof buf, "%.3f G", v / 1e9);
-  else if (v >= 1e6) std::snprintf(buf, sizeof buf, "%.3f M", v / 1e6);
-  else if (v >= 1e3) std::snprintf(buf, sizeof buf, "%.3f k", v / 1e3);
-  else std::snprintf(buf, sizeof buf, "%.0f ", v);
+  if (v >= 1e12)
+    std::snprintf(buf, sizeof buf, "%.3f T", v / 1e12);
+  else if (v >= 1e9)
+    std::snprintf(buf, sizeof buf, "%.3f G", v / 1e9);
+  else if (v >= 1e6)
+    std::snprintf(buf, sizeof buf, "%.3f M", v / 1e6);
+  else if (v >= 1e3)
+    std::snprintf(buf, sizeof buf, "%.3f k", v / 1e3);
+  else
+    std::snprintf(buf, sizeof buf, "%.0f ", v);
   return buf;
 }
 
@@ -66,7 +71,8 @@ int RunInspect(const ModelArgs& args, bool json) {
   std::printf("compute        %sFLOPs per inference\n", HumanCount(flops).c_str());
   std::printf("critical path  %sFLOPs (%.1f%% of all; the rest can run in parallel)\n",
               HumanCount(cp->length).c_str(), flops > 0 ? 100.0 * cp->length / flops : 0.0);
-  std::printf("activations    %sB written in total\n", HumanCount(double(activation_bytes)).c_str());
+  std::printf("activations    %sB written in total\n",
+              HumanCount(double(activation_bytes)).c_str());
   std::printf("op types      ");
   int col = 0;
   for (const auto& [type, count] : op_types) {

@@ -1,6 +1,6 @@
 #pragma once
-// Each `hexplan` subcommand lives in its own cmd_<name>.cc and registers itself here: it adds a CLI11
-// subcommand to the root app and returns the function that runs it (returning the exit code:
+// Each `hexplan` subcommand lives in its own cmd_<name>.cc and registers itself here: it adds a
+// CLI11 subcommand to the root app and returns the function that runs it (returning the exit code:
 // 0 success, 2 bad input, 1 internal error).
 
 #include <CLI/CLI.hpp>
@@ -22,6 +22,11 @@ struct Command {
 Command AddModelsCommand(CLI::App& root);
 Command AddInspectCommand(CLI::App& root);
 Command AddExportCommand(CLI::App& root);
+Command AddShareCommand(CLI::App& root);
+Command AddTopoCommand(CLI::App& root);
+Command AddTpCommand(CLI::App& root);
+Command AddSimulateCommand(CLI::App& root);
+Command AddPlaceCommand(CLI::App& root);
 
 // Prints "hexplan: error: <message>" to stderr and returns the status's exit code.
 int ReportError(const Status& status);
@@ -29,7 +34,8 @@ int ReportError(const Status& status);
 // The logger every command uses (warnings to stderr).
 Logger& CliLogger();
 
-// The model options shared by every command that takes a MODEL: --batch --seq --dtype --layers --io.
+// The model options shared by every command that takes a MODEL: --batch --seq --dtype --layers
+// --io.
 struct ModelArgs {
   std::string model;
   int64_t batch = 1;

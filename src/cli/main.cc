@@ -11,9 +11,10 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "hexplan 0.1.0");
 
   std::vector<hx::cli::Command> commands = {
-      hx::cli::AddModelsCommand(app),
-      hx::cli::AddInspectCommand(app),
-      hx::cli::AddExportCommand(app),
+      hx::cli::AddModelsCommand(app),   hx::cli::AddInspectCommand(app),
+      hx::cli::AddExportCommand(app),   hx::cli::AddShareCommand(app),
+      hx::cli::AddTopoCommand(app),     hx::cli::AddTpCommand(app),
+      hx::cli::AddSimulateCommand(app), hx::cli::AddPlaceCommand(app),
   };
 
   try {

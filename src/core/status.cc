@@ -6,14 +6,22 @@ namespace hx {
 
 const char* StatusCodeName(StatusCode code) {
   switch (code) {
-    case StatusCode::kOk: return "ok";
-    case StatusCode::kInvalidArgument: return "invalid argument";
-    case StatusCode::kNotFound: return "not found";
-    case StatusCode::kParseError: return "parse error";
-    case StatusCode::kResourceExhausted: return "resource exhausted";
-    case StatusCode::kUnimplemented: return "unimplemented";
-    case StatusCode::kIoError: return "i/o error";
-    case StatusCode::kInternal: return "internal error";
+    case StatusCode::kOk:
+      return "ok";
+    case StatusCode::kInvalidArgument:
+      return "invalid argument";
+    case StatusCode::kNotFound:
+      return "not found";
+    case StatusCode::kParseError:
+      return "parse error";
+    case StatusCode::kResourceExhausted:
+      return "resource exhausted";
+    case StatusCode::kUnimplemented:
+      return "unimplemented";
+    case StatusCode::kIoError:
+      return "i/o error";
+    case StatusCode::kInternal:
+      return "internal error";
   }
   return "unknown";
 }
@@ -30,10 +38,13 @@ Status Status::WithContext(const std::string& context) const {
 
 int Status::ExitCode() const {
   switch (code_) {
-    case StatusCode::kOk: return 0;
+    case StatusCode::kOk:
+      return 0;
     case StatusCode::kIoError:
-    case StatusCode::kInternal: return 1;
-    default: return 2;
+    case StatusCode::kInternal:
+      return 1;
+    default:
+      return 2;
   }
 }
 

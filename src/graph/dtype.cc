@@ -7,32 +7,52 @@ namespace hx::graph {
 
 int64_t DTypeSize(DType dtype) {
   switch (dtype) {
-    case DType::kF32: return 4;
-    case DType::kF16: return 2;
-    case DType::kBF16: return 2;
-    case DType::kF64: return 8;
-    case DType::kI64: return 8;
-    case DType::kI32: return 4;
-    case DType::kI16: return 2;
-    case DType::kI8: return 1;
-    case DType::kU8: return 1;
-    case DType::kBool: return 1;
+    case DType::kF32:
+      return 4;
+    case DType::kF16:
+      return 2;
+    case DType::kBF16:
+      return 2;
+    case DType::kF64:
+      return 8;
+    case DType::kI64:
+      return 8;
+    case DType::kI32:
+      return 4;
+    case DType::kI16:
+      return 2;
+    case DType::kI8:
+      return 1;
+    case DType::kU8:
+      return 1;
+    case DType::kBool:
+      return 1;
   }
   return 0;
 }
 
 const char* DTypeName(DType dtype) {
   switch (dtype) {
-    case DType::kF32: return "fp32";
-    case DType::kF16: return "fp16";
-    case DType::kBF16: return "bf16";
-    case DType::kF64: return "fp64";
-    case DType::kI64: return "int64";
-    case DType::kI32: return "int32";
-    case DType::kI16: return "int16";
-    case DType::kI8: return "int8";
-    case DType::kU8: return "uint8";
-    case DType::kBool: return "bool";
+    case DType::kF32:
+      return "fp32";
+    case DType::kF16:
+      return "fp16";
+    case DType::kBF16:
+      return "bf16";
+    case DType::kF64:
+      return "fp64";
+    case DType::kI64:
+      return "int64";
+    case DType::kI32:
+      return "int32";
+    case DType::kI16:
+      return "int16";
+    case DType::kI8:
+      return "int8";
+    case DType::kU8:
+      return "uint8";
+    case DType::kBool:
+      return "bool";
   }
   return "?";
 }

@@ -62,17 +62,22 @@ std::vector<double> Attributes::GetFloats(const std::string& name,
 
 const char* NodeKindName(NodeKind kind) {
   switch (kind) {
-    case NodeKind::kOp: return "op";
-    case NodeKind::kWeight: return "weight";
-    case NodeKind::kInput: return "input";
-    case NodeKind::kOutput: return "output";
+    case NodeKind::kOp:
+      return "op";
+    case NodeKind::kWeight:
+      return "weight";
+    case NodeKind::kInput:
+      return "input";
+    case NodeKind::kOutput:
+      return "output";
   }
   return "?";
 }
 
 TensorId Graph::AddTensor(const std::string& name, DType dtype, Shape shape) {
   TensorId id(tensors_.size());
-  if (!tensor_by_name_.emplace(name, id).second) duplicate_names_.push_back("tensor '" + name + "'");
+  if (!tensor_by_name_.emplace(name, id).second)
+    duplicate_names_.push_back("tensor '" + name + "'");
   tensors_.push_back(Tensor{name, dtype, std::move(shape), NodeId::Invalid(), {}});
   return id;
 }
@@ -135,8 +140,8 @@ NodeId Graph::AddOp(const std::string& op_type, const std::string& name,
 }
 
 NodeId Graph::AddOpWithOutputs(const std::string& op_type, const std::string& name,
-                               std::vector<TensorId> inputs,
-                               const std::vector<TensorSpec>& outputs, Attributes attrs) {
+                               std::vector<TensorId> inputs, const std::vector<TensorSpec>& outputs,
+                               Attributes attrs) {
   std::vector<TensorId> out_ids;
   out_ids.reserve(outputs.size());
   for (const auto& spec : outputs) out_ids.push_back(AddTensor(spec.name, spec.dtype, spec.shape));

@@ -27,8 +27,8 @@ StatusOr<Graph> LoadModel(const std::string& spec, const ZooOptions& options, Lo
   }
   std::string known;
   for (const auto& m : ZooModels()) known += (known.empty() ? "" : ", ") + m.name;
-  return InvalidArgument("'" + spec +
-                         "' is neither a zoo model nor a .onnx or .json file; zoo models: " + known);
+  return InvalidArgument(
+      "'" + spec + "' is neither a zoo model nor a .onnx or .json file; zoo models: " + known);
 }
 
 }  // namespace hx::graph

@@ -83,7 +83,8 @@ graph::Graph MakeRandomDag(int n, uint64_t seed, int64_t width) {
         out = g.node(add).outputs[0];
       }
     } else {
-      NodeId add = g.AddOpWithOutputs("Sum", name, ins, {{name + ".out", DType::kF32, {rows, width}}});
+      NodeId add =
+          g.AddOpWithOutputs("Sum", name, ins, {{name + ".out", DType::kF32, {rows, width}}});
       out = g.node(add).outputs[0];
     }
     produced.push_back(out);

@@ -15,7 +15,8 @@ graph::Graph MakeChain(int n, int64_t width = 64, int64_t rows = 8);
 graph::Graph MakeDiamond(int64_t width = 64);
 // input -> fork -> `branches` parallel chains of `depth` MatMuls -> Sum -> output.
 graph::Graph MakeForkJoin(int branches, int depth, int64_t width = 64);
-// A random DAG of `n` ops (each reads 1..3 earlier tensors, Add/MatMul mix), deterministic per seed.
+// A random DAG of `n` ops (each reads 1..3 earlier tensors, Add/MatMul mix), deterministic per
+// seed.
 graph::Graph MakeRandomDag(int n, uint64_t seed, int64_t width = 32);
 
 }  // namespace hx::testing

@@ -12,13 +12,13 @@ namespace hx {
 
 enum class StatusCode {
   kOk = 0,
-  kInvalidArgument,  // bad input: a malformed file, a wrong option, an unknown name (CLI exit 2)
-  kNotFound,         // a named thing does not exist (CLI exit 2)
-  kParseError,       // a file could not be parsed (CLI exit 2)
+  kInvalidArgument,    // bad input: a malformed file, a wrong option, an unknown name (CLI exit 2)
+  kNotFound,           // a named thing does not exist (CLI exit 2)
+  kParseError,         // a file could not be parsed (CLI exit 2)
   kResourceExhausted,  // does not fit: memory, capacity (CLI exit 2)
-  kUnimplemented,    // a feature this build does not support (CLI exit 2)
-  kIoError,          // the file system failed (CLI exit 1)
-  kInternal,         // a bug (CLI exit 1)
+  kUnimplemented,      // a feature this build does not support (CLI exit 2)
+  kIoError,            // the file system failed (CLI exit 1)
+  kInternal,           // a bug (CLI exit 1)
 };
 
 const char* StatusCodeName(StatusCode code);
@@ -88,9 +88,9 @@ class [[nodiscard]] StatusOr {
 #define HX_CONCAT_INNER(a, b) a##b
 #define HX_CONCAT(a, b) HX_CONCAT_INNER(a, b)
 
-#define HX_RETURN_IF_ERROR(expr)          \
-  do {                                    \
-    ::hx::Status hx_status_ = (expr);     \
+#define HX_RETURN_IF_ERROR(expr)             \
+  do {                                       \
+    ::hx::Status hx_status_ = (expr);        \
     if (!hx_status_.ok()) return hx_status_; \
   } while (0)
 

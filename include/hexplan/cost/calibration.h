@@ -23,10 +23,10 @@ struct CalibrationOptions {
 
 struct ModelCalibration {
   std::string model;
-  Efficiency efficiency;        // the fitted factors (a side with no ops keeps its default)
-  int num_ops = 0;              // profiled (op, device) samples used
-  int compute_bound_ops = 0;    // samples the fit explains by the compute term
-  int memory_bound_ops = 0;     // ... by the memory term
+  Efficiency efficiency;            // the fitted factors (a side with no ops keeps its default)
+  int num_ops = 0;                  // profiled (op, device) samples used
+  int compute_bound_ops = 0;        // samples the fit explains by the compute term
+  int memory_bound_ops = 0;         // ... by the memory term
   double rms_relative_error = 0.0;  // of the fitted model over the samples
 };
 
@@ -34,8 +34,7 @@ struct ModelCalibration {
 // the factors in options->model_efficiency, and returns one entry per fitted model.
 StatusOr<std::vector<ModelCalibration>> Calibrate(const graph::Graph& graph,
                                                   const hw::Cluster& cluster,
-                                                  const Profile& profile,
-                                                  CostModelOptions* options,
+                                                  const Profile& profile, CostModelOptions* options,
                                                   const CalibrationOptions& calibration = {});
 
 }  // namespace hx::cost

@@ -40,9 +40,10 @@ class Profile {
   // Marks an op (by node name or signature) as unsupported on a device (time +infinity).
   void SetNodeUnsupported(const std::string& node_name, const std::string& device);
   void SetSignatureUnsupported(const std::string& signature, const std::string& device);
-  // Time to move the output of `node_name` (a node name, or a tensor name for a per-edge time) from device `src` to `dst` (MOIRAI's per-edge pc_kk').
-  void SetTransferTime(const std::string& node_name, const std::string& src,
-                       const std::string& dst, double seconds);
+  // Time to move the output of `node_name` (a node name, or a tensor name for a per-edge time) from
+  // device `src` to `dst` (MOIRAI's per-edge pc_kk').
+  void SetTransferTime(const std::string& node_name, const std::string& src, const std::string& dst,
+                       double seconds);
   // Memory footprint of a node when the workload states it (MOIRAI mi, EfficientMIP size).
   void SetNodeMemory(const std::string& node_name, int64_t bytes);
 

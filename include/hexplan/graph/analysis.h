@@ -23,33 +23,50 @@ struct CriticalPathResult {
   double length = 0.0;
   std::vector<NodeId> nodes;
 };
-StatusOr<CriticalPathResult> CriticalPath(const Graph& graph,
-                                          const std::function<double(NodeId)>& node_weight,
-                                          const std::function<double(const Edge&)>& edge_weight =
-                                              nullptr);
+StatusOr<CriticalPathResult> CriticalPath(
+    const Graph& graph, const std::function<double(NodeId)>& node_weight,
+    const std::function<double(const Edge&)>& edge_weight = nullptr);
 
-// Immediate dominators. Several sources (inputs, weights) are joined by a virtual source, so every
-// node is reachable. idom[v] is the immediate dominator of v, or an invalid id when it is the virtual
-// source (v is a source itself, or only the virtual source dominates it).
+// Immediate dominators (Cooper-Harvey-Kennedy on a topological order). Several sources are joined
+// by a virtual source, so every node is reachable. idom[v] is the immediate dominator of v, or an
+// invalid id when it is the virtual source (v is a source itself, or only the virtual source
+// dominates it).
 struct DominatorTree {
   std::vector<NodeId> idom;  // indexed by NodeId
   // True when a dominates b (reflexive).
   bool Dominates(NodeId a, NodeId b) const;
 };
-StatusOr<DominatorTree> Dominators(const Graph& graph);
-// Post-dominators: the same on the reversed graph, with several sinks joined by a virtual sink.
+struct DominatorOptions {
+  // Weights are parameters that sit beside the data flow, not a second way into it. When true (the
+  // default) and the graph has graph inputs, an edge from a node that no graph input reaches
+  // (weights, constants and what is computed from them alone) into a node that a graph input
+  // reaches is left out, so a MatMul reading the activations and a weight is dominated through its
+  // activation input. Graphs without input nodes (EfficientMIP, PipeDream) keep every edge.
+  bool ignore_constant_edges = true;
+};
+StatusOr<DominatorTree> Dominators(const Graph& graph, const DominatorOptions& options = {});
+// Post-dominators: the same on the reversed graph (every edge kept), with the sinks joined by a
+// virtual sink. idom[v] is then v's immediate post-dominator.
 StatusOr<DominatorTree> PostDominators(const Graph& graph);
 
-// The nodes that dominate the graph's sink (every output, through the virtual sink), in topological
-// order: SortingHat's partition points.
-StatusOr<std::vector<NodeId>> SinkDominators(const Graph& graph);
+// The nodes that dominate the graph's sink, in topological order: SortingHat's partition points.
+// The sink is a virtual node fed by every output node (by every node without successors when the
+// graph has no output nodes). For a chain of transformer blocks these are the residual-stream
+// joins; for SortingHat's Fig. 6 (A -> {B, C} -> D -> {E, F} -> G) they are A, D and G.
+StatusOr<std::vector<NodeId>> SinkDominators(const Graph& graph,
+                                             const DominatorOptions& options = {});
 
-// A standalone graph of `nodes`. Tensors entering from outside become graph inputs (weights stay
-// weights when their producer is a weight node outside the set); tensors read outside the set, or
-// that were graph outputs, become outputs. `node_map[i]` gives the new id of nodes[i].
+// A standalone graph of `nodes` (any order, no repeats). Tensors entering from outside become graph
+// inputs (weights stay weights, payload shared, when their producer is a weight node outside the
+// set); tensors read outside the set, or that were graph outputs, become outputs. Operators keep
+// their names, types, domains and attributes; the result passes Validate().
 struct Subgraph {
   Graph graph;
-  std::vector<NodeId> original_of;  // indexed by new NodeId: the original node (invalid if added)
+  // Indexed by new NodeId: the original node it stands for (a node of the set, the weight or graph
+  // input a placeholder copies, the graph output it re-exports), or invalid for placeholders of
+  // operator outputs and for outputs made because a tensor is read outside the set.
+  std::vector<NodeId> original_of;
+  std::vector<NodeId> node_map;  // node_map[i]: the new id of nodes[i]
 };
 StatusOr<Subgraph> ExtractSubgraph(const Graph& graph, const std::vector<NodeId>& nodes);
 

@@ -2,8 +2,8 @@
 // Reader for the EfficientMIP ("Efficient Algorithms for Device Placement of DNN Graph Operators",
 // NeurIPS 2020) JSON operator and layer graphs in shared/data/placement/dnn-partitioning.
 // Fields: {maxSizePerFPGA, maxFPGAs, maxCPUs, nodes[{id, name, supportedOnFpga, cpuLatency,
-// fpgaLatency, isBackwardNode, colorClass, size, layerId?}], edges[{sourceId, destId, cost, size}]}.
-// Time unit: ms. "FPGA" means any accelerator.
+// fpgaLatency, isBackwardNode, colorClass, size, layerId?}], edges[{sourceId, destId, cost,
+// size}]}. Time unit: ms. "FPGA" means any accelerator.
 
 #include <string>
 #include <vector>
@@ -20,8 +20,9 @@ struct EfficientMipNode {
   double cpu_latency_ms = 0.0;
   double accelerator_latency_ms = 0.0;
   bool is_backward = false;
-  int64_t color_class = 0;
-  int64_t size_bytes = 0;  // memory footprint
+  int64_t color_class = -1;  // nodes of one class go to one device; -1 when the file gives none
+  int64_t size_bytes = 0;    // memory footprint
+  int64_t layer_id = -1;     // -1 when the file gives none
 };
 
 struct EfficientMipEdge {
@@ -32,7 +33,12 @@ struct EfficientMipEdge {
 };
 
 struct EfficientMipWorkload {
-  Graph graph;  // one op per file node (op_type "EfficientMipNode"), edges as tensors
+  // One op per file node (op_type "EfficientMipNode", named as in the file, attributes
+  // efficientmip_id, cpu_latency_ms, accelerator_latency_ms, memory_bytes, color_class,
+  // supported_on_accelerator, is_backward). A node with out-edges produces one uint8 tensor of
+  // shape [edge size] per distinct out-edge size ("<name>:out", or "<name>:out<k>" when sizes
+  // differ) read by the edges' destinations. No input or output nodes: sources and sinks are ops.
+  Graph graph;
   std::vector<EfficientMipNode> nodes;  // in file order
   std::vector<EfficientMipEdge> edges;  // in file order
   int64_t max_size_per_accelerator_bytes = 0;

@@ -1,8 +1,8 @@
 #pragma once
 // The operator graph: a copyable value type holding nodes (operators, weights, graph inputs and
-// outputs) and the tensors that flow between them. Edges are derived: a tensor's producer feeds each
-// of its consumers. Op types and attributes follow ONNX names (MatMul, Conv, LayerNormalization, ...)
-// so that zoo graphs export to ONNX and run on the executor unchanged.
+// outputs) and the tensors that flow between them. Edges are derived: a tensor's producer feeds
+// each of its consumers. Op types and attributes follow ONNX names (MatMul, Conv,
+// LayerNormalization, ...) so that zoo graphs export to ONNX and run on the executor unchanged.
 
 #include <cstdint>
 #include <map>
@@ -57,7 +57,7 @@ struct Tensor {
   std::string name;
   DType dtype = DType::kF32;
   Shape shape;
-  NodeId producer;               // invalid until a node produces it
+  NodeId producer;                // invalid until a node produces it
   std::vector<NodeId> consumers;  // in insertion order, may repeat if a node reads it twice
 
   int64_t NumElements() const { return graph::NumElements(shape); }
@@ -93,9 +93,9 @@ class Graph {
   const std::string& name() const { return name_; }
   void set_name(std::string name) { name_ = std::move(name); }
 
-  // ---- Building. Names must be unique (nodes among nodes, tensors among tensors); a duplicate is a
-  // bad-input error, reported by Validate() and by the Add* calls that return StatusOr.
-  // A new tensor with no producer yet.
+  // ---- Building. Names must be unique (nodes among nodes, tensors among tensors); a duplicate is
+  // a bad-input error, reported by Validate() and by the Add* calls that return StatusOr. A new
+  // tensor with no producer yet.
   TensorId AddTensor(const std::string& name, DType dtype, Shape shape);
   // A graph input node producing a tensor of the same name.
   NodeId AddInput(const std::string& name, DType dtype, Shape shape);

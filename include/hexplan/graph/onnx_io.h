@@ -1,8 +1,10 @@
 #pragma once
-// ONNX import and export through ONNX's own library. Planning needs shapes, not values: weights whose
-// payload is external or stripped still import (dims kept). Export is shape-only unless the graph
-// carries weight data.
+// ONNX import and export through ONNX's own library. Planning needs shapes, not values: weights
+// whose payload is external or stripped still import (dims kept). Export is shape-only unless the
+// graph carries weight data.
 
+#include <cstdint>
+#include <map>
 #include <string>
 
 #include "hexplan/core/logger.h"
@@ -12,10 +14,17 @@
 namespace hx::graph {
 
 struct OnnxReadOptions {
-  // Values for symbolic or unknown input dims, by dim name ("batch", "sequence", ...) or "*" for all.
+  // Values for symbolic or unknown graph-input dims. A dim named in `dim_values` takes that value
+  // ("*" matches every name); otherwise a batch-like dim (named "*batch*", or the first dim unless
+  // its name says sequence/length/time/token) takes default_batch, and any other takes default_seq
+  // when it is > 0. A dim still unresolved is an error naming the input.
   int64_t default_batch = 1;
-  int64_t default_seq = 0;  // 0: leave symbolic sequence dims as an error unless the file fixes them
+  int64_t default_seq =
+      0;  // 0: leave symbolic sequence dims as an error unless the file fixes them
+  std::map<std::string, int64_t> dim_values;
   bool keep_weight_data = true;  // keep initializer payloads (the executor needs them)
+
+  Status Validate() const;
 };
 
 // Reads an ONNX model file (opsets 11-17). Errors name the file and the node or tensor.

@@ -1,6 +1,6 @@
 #pragma once
-// FLOPs and bytes moved per operator: enough for a roofline estimate. The counting rules per op type
-// are documented in docs/flops.md. A multiply-add counts 2 FLOPs.
+// FLOPs and bytes moved per operator: enough for a roofline estimate. The counting rules per op
+// type are documented in docs/flops.md. A multiply-add counts 2 FLOPs.
 
 #include <string>
 #include <string_view>

@@ -1,7 +1,7 @@
 #pragma once
 // The built-in model zoo: generators that produce operator-level graphs as an exporter would (a
-// decoder block is LayerNorm, the QKV MatMuls, the attention MatMuls, Softmax, ...), with weights as
-// parameter nodes. No downloads: every model is described by its published architecture.
+// decoder block is LayerNorm, the QKV MatMuls, the attention MatMuls, Softmax, ...), with weights
+// as parameter nodes. No downloads: every model is described by its published architecture.
 
 #include <optional>
 #include <string>
@@ -15,28 +15,40 @@ namespace hx::graph {
 
 struct ZooOptions {
   int64_t batch = 1;
-  int64_t seq = 0;         // sequence length; 0 = the model's default (1024 for GPT-2, 128 for BERT)
+  int64_t seq = 0;  // sequence length; 0 = the model's default (1024 for GPT-2, 128 for BERT)
   DType dtype = DType::kF32;
   int64_t image_size = 0;  // CNNs: 0 = the model's default (224, 299 for Inception-v3)
   // LSTM only (`lstm`): stacked layers, input/hidden size ("io"); seq is the unrolled length.
   int64_t lstm_layers = 0;  // 0 = default (12)
   int64_t lstm_io = 0;      // 0 = default (64)
 
+  // Checks what holds for every model: batch >= 1, seq >= 0, image_size and LSTM sizes >= 0 and
+  // within sane bounds, dtype one of fp32/fp16/bf16. Model-specific limits (a learned position
+  // table's length, a CNN's smallest input) are checked by ValidateZooOptions.
   Status Validate() const;
 };
 
 struct ZooModelInfo {
-  std::string name;          // the CLI name, e.g. "gpt2-xl"
-  std::string family;        // "gpt2", "llama", "bert", "gpt3", "swin", "alphafold2", "cnn", "lstm"
-  std::string description;   // one line
-  double published_params;   // the published parameter count (e.g. 1.558e9)
-  std::string source;        // where the architecture and count come from
-  int64_t default_seq;       // 0 when the model takes images
+  std::string name;         // the CLI name, e.g. "gpt2-xl"
+  std::string family;       // "gpt2", "llama", "bert", "gpt3", "swin", "alphafold2", "cnn", "lstm"
+  std::string description;  // one line
+  double published_params;  // the published parameter count (e.g. 1.558e9)
+  std::string source;       // where the architecture and count come from
+  int64_t default_seq;      // 0 when the model takes images
+  // Relative tolerance of `published_params`: 1%, wider only where the publication rounds its
+  // figure coarsely (GPT-3 Table 2.1 labels); docs/models.md explains each exception.
+  double params_tolerance = 0.01;
+  int64_t max_seq = 0;        // hard limit on seq (a learned position table); 0 = none
+  int64_t default_image = 0;  // CNNs and Swin: the default input resolution
 };
 
 // Every zoo model, in a stable order.
 const std::vector<ZooModelInfo>& ZooModels();
 const ZooModelInfo* FindZooModel(const std::string& name);
+
+// Options with the model's defaults filled in (seq, image_size, lstm sizes), after checking them
+// against the model: seq above a learned position table, an image too small for the network, ...
+StatusOr<ZooOptions> ResolveZooOptions(const std::string& name, const ZooOptions& options);
 
 // Builds the graph; fails on an unknown name (listing the known ones) or invalid options.
 StatusOr<Graph> BuildZooModel(const std::string& name, const ZooOptions& options);
@@ -53,7 +65,7 @@ struct TransformerConfig {
   bool rmsnorm = false;  // LLaMA: RMSNorm, rotary embeddings, SwiGLU
   bool swiglu = false;
   bool rotary = false;
-  bool decoder = true;   // false for BERT-style encoders
+  bool decoder = true;  // false for BERT-style encoders
 };
 std::optional<TransformerConfig> ZooTransformerConfig(const std::string& name);
 

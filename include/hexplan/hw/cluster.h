@@ -1,11 +1,11 @@
 #pragma once
-// A cluster: nodes holding compute devices (GPUs, CPU core groups, MIG instances) and host memories,
-// joined by links (PCIe buses and switches, NVLink, NVSwitch, NICs and networks). Every endpoint a
-// tensor can live at or pass through is a Place; devices are the places that compute.
+// A cluster: nodes holding compute devices (GPUs, CPU core groups, MIG instances) and host
+// memories, joined by links (PCIe buses and switches, NVLink, NVSwitch, NICs and networks). Every
+// endpoint a tensor can live at or pass through is a Place; devices are the places that compute.
 //
-// Sharing is structural: several GPUs behind one PCIe bus are modelled as host -> bus link -> switch
-// place -> per-GPU links, so transfers that cross the bus link contend for it (the simulator shares a
-// link direction max-min fairly among the transfers that use it).
+// Sharing is structural: several GPUs behind one PCIe bus are modelled as host -> bus link ->
+// switch place -> per-GPU links, so transfers that cross the bus link contend for it (the simulator
+// shares a link direction max-min fairly among the transfers that use it).
 
 #include <cstdint>
 #include <optional>
@@ -22,12 +22,12 @@ enum class DeviceKind : uint8_t { kGpu, kCpu, kMig };
 const char* DeviceKindName(DeviceKind kind);  // "gpu", "cpu", "mig"
 
 struct Device {
-  std::string name;     // unique, e.g. "gpu0", "cpu0"
+  std::string name;  // unique, e.g. "gpu0", "cpu0"
   DeviceKind kind = DeviceKind::kGpu;
-  std::string node;     // the node (server) it sits in
-  DeviceSpec spec;      // peak FLOP/s, memory bandwidth, capacity, launch overhead, ...
+  std::string node;          // the node (server) it sits in
+  DeviceSpec spec;           // peak FLOP/s, memory bandwidth, capacity, launch overhead, ...
   double clock_scale = 1.0;  // < 1 for a down-clocked part (sortinghat-v100-hetero: 135/1500)
-  PlaceId place;        // its place in the topology
+  PlaceId place;             // its place in the topology
   int64_t memory_bytes() const { return spec.memory_bytes; }
 };
 
@@ -41,9 +41,9 @@ const char* PlaceKindName(PlaceKind kind);
 struct Place {
   std::string name;
   PlaceKind kind = PlaceKind::kSwitch;
-  std::string node;   // empty for network-level switches
-  DeviceId device;    // valid when kind == kDevice
-  int line = 0;       // line in the file it was read from (0: not from a file)
+  std::string node;  // empty for network-level switches
+  DeviceId device;   // valid when kind == kDevice
+  int line = 0;      // line in the file it was read from (0: not from a file)
 };
 
 enum class LinkKind : uint8_t { kPcie, kNvlink, kNvswitch, kInfiniband, kEthernet, kMemoryBus };
@@ -73,7 +73,7 @@ struct RouteHop {
 struct Route {
   PlaceId src;
   PlaceId dst;
-  std::vector<RouteHop> hops;  // empty when src == dst
+  std::vector<RouteHop> hops;           // empty when src == dst
   double bottleneck_bytes_per_s = 0.0;  // min bandwidth along the route (MOIRAI's rule)
   double latency_s = 0.0;               // sum of link latencies
   bool via_host = false;                // GPU->GPU staged through host memory (no P2P)
@@ -95,8 +95,8 @@ class Cluster {
   // The name of a node's host memory place: "<node>.host".
   static std::string HostMemoryName(const std::string& node);
 
-  // ---- Building (presets and readers). Call Finalize() when done; it validates and computes routes.
-  // Adds the node's host memory place if not present and returns it.
+  // ---- Building (presets and readers). Call Finalize() when done; it validates and computes
+  // routes. Adds the node's host memory place if not present and returns it.
   PlaceId AddHostMemory(const std::string& node);
   DeviceId AddDevice(const std::string& name, DeviceKind kind, const std::string& node,
                      const DeviceSpec& spec);
@@ -143,7 +143,9 @@ class Cluster {
     return GetRoute(PlaceOf(src), PlaceOf(dst));
   }
   // Host memory -> device (weight loading): the PCIe route.
-  const Route& HostToDevice(DeviceId device) const { return GetRoute(HostOf(device), PlaceOf(device)); }
+  const Route& HostToDevice(DeviceId device) const {
+    return GetRoute(HostOf(device), PlaceOf(device));
+  }
   // Links adjacent to a place.
   std::vector<LinkId> LinksAt(PlaceId place) const;
 

@@ -9,14 +9,14 @@
 namespace hx::hw {
 
 struct DeviceSpec {
-  std::string model;  // "V100-SXM2-32GB", "A100-SXM4-80GB", "Xeon E5-2685 v3", ...
-  double peak_flops_fp32 = 0.0;      // FLOP/s (whole device; for CPUs all cores of the group)
-  double peak_flops_fp16 = 0.0;      // FLOP/s with tensor cores where present
-  double peak_flops_bf16 = 0.0;      // 0 where unsupported (falls back to fp32 rate)
+  std::string model;             // "V100-SXM2-32GB", "A100-SXM4-80GB", "Xeon E5-2685 v3", ...
+  double peak_flops_fp32 = 0.0;  // FLOP/s (whole device; for CPUs all cores of the group)
+  double peak_flops_fp16 = 0.0;  // FLOP/s with tensor cores where present
+  double peak_flops_bf16 = 0.0;  // 0 where unsupported (falls back to fp32 rate)
   double memory_bandwidth_bytes_per_s = 0.0;
   int64_t memory_bytes = 0;
-  double launch_overhead_s = 0.0;    // per kernel
-  int cores = 0;                     // CPUs: cores in the group; GPUs: SMs
+  double launch_overhead_s = 0.0;  // per kernel
+  int cores = 0;                   // CPUs: cores in the group; GPUs: SMs
   // Peak FLOP/s for a dtype name ("fp32", "fp16", "bf16"); falls back to fp32.
   double PeakFlops(const std::string& dtype) const;
 };

@@ -1,7 +1,7 @@
 #pragma once
 // Import of `nvidia-smi topo -m` (the GPU/NIC matrix of X, NV#, PIX, PXB, PHB, NODE, SYS) plus the
-// GPU names of `nvidia-smi --query-gpu=name --format=csv`, so a user describes their own server with
-// one command: `hexplan topo --from-nvidia-smi topo.txt --gpu-names names.csv`.
+// GPU names of `nvidia-smi --query-gpu=name --format=csv`, so a user describes their own server
+// with one command: `hexplan topo --from-nvidia-smi topo.txt --gpu-names names.csv`.
 //
 // Model (docs/hardware.md): one node; one root complex per CPU socket (GPUs grouped by NUMA
 // affinity, else by non-SYS relationships); GPUs related by PIX/PXB (directly or through a common

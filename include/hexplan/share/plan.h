@@ -1,0 +1,105 @@
+#pragma once
+// The sharing plan: GPUs, each holding GPU segments (a MIG instance running MPS processes of one
+// service), the planning options, the problem, metrics and validation.
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "hexplan/core/status.h"
+#include "hexplan/share/mig.h"
+#include "hexplan/share/profile.h"
+
+namespace hx::share {
+
+// An (instance size, batch, processes) point chosen from a profile, with its throughput (whole
+// segment) and per-batch latency. gpcs == 0 means "none".
+struct Triplet {
+  int gpcs = 0;
+  int batch = 0;
+  int processes = 0;
+  double throughput = 0;
+  double latency_ms = 0;
+  bool valid() const { return gpcs > 0; }
+};
+
+// The best triplet of each instance size (index by SizeIndex); invalid where no point qualifies.
+using TripletArray = std::array<Triplet, kNumInstanceSizes>;
+
+struct PlacedSegment {
+  int service = 0;  // index into ShareProblem::services
+  Triplet triplet;
+  int start = 0;       // MIG: start memory slice; MPS plans: first GPC of the share
+  int share_gpcs = 0;  // GPCs allocated (MIG: the instance size; MPS: the share, maybe larger)
+};
+
+struct GpuAssignment {
+  std::vector<PlacedSegment> segments;
+  int Gpcs() const;
+  Layout ToLayout() const;
+};
+
+struct ShareOptions {
+  std::string algo = "parvagpu";
+  double slo_factor = 0.5;             // the share of the SLO a segment's batch latency may take
+  int max_processes = 0;               // 0: every profiled process count
+  int optimize_threshold = 4;          // Algorithm 2: split segments of GPUs with <= this many GPCs
+  double interference_margin = 0.1;    // gpulet / igniter: latency and share padding for MPS
+  int64_t node_limit = 50000;          // hexplan's search budget (states)
+  int64_t exact_node_limit = 4000000;  // the exact bound's budget
+  Status Validate() const;
+};
+
+// The algorithms, in the order of the comparison table.
+std::vector<std::string> AlgoNames();
+
+struct ShareProblem {
+  GpuModel gpu;
+  std::vector<Service> services;
+  std::vector<ServiceProfile> profiles;  // profiles[i] serves services[i]
+};
+
+// Matches each service to the profile of its model. Every service without a profile is named in
+// the error (none is dropped).
+StatusOr<ShareProblem> MakeProblem(const GpuModel& gpu, const std::vector<Service>& services,
+                                   const std::vector<ServiceProfile>& profiles);
+
+struct ServiceIssue {
+  std::string service;
+  std::string reason;
+};
+
+struct ShareMetrics {
+  int gpus = 0;
+  int gpcs = 0;                       // GPCs allocated to segments
+  double external_fragmentation = 0;  // eq. 4: 1 - allocated GPCs / (GPUs x 7)
+  double internal_slack = 0;  // 1 - sum(share x utilisation) / sum(share), from the profiles
+  double scheduling_time_ms = 0;
+};
+
+struct SharePlan {
+  std::string algo;
+  bool mig = true;  // false: MPS shares without MIG (gpulet, igniter)
+  std::vector<GpuAssignment> gpus;
+  std::vector<ServiceIssue> unsupported;  // services this algorithm cannot serve
+  ShareMetrics metrics;
+  // For the exact bound and hexplan: the best lower bound on GPUs known and whether the plan's GPU
+  // count is proven minimal (over segment choices, within the segment model).
+  int lower_bound = 0;
+  bool proven_optimal = false;
+  std::string note;
+};
+
+// Fills plan->metrics (not the scheduling time).
+void ComputeMetrics(const ShareProblem& problem, SharePlan* plan);
+
+// Checks a plan: every MIG GPU's layout is valid (ValidateLayout), MPS GPUs hold at most 7 GPCs,
+// every segment's triplet is a profiled point of its service with latency under the SLO share, and
+// every supported service gets at least its rate. Returns one message per violation (empty: OK).
+std::vector<std::string> PlanViolations(const ShareProblem& problem, const ShareOptions& options,
+                                        const SharePlan& plan);
+
+// Total segment capacity (samples/s) per service.
+std::vector<double> ServiceCapacity(const ShareProblem& problem, const SharePlan& plan);
+
+}  // namespace hx::share

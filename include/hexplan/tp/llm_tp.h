@@ -1,0 +1,161 @@
+#pragma once
+// Tensor-parallel LLM inference on a (possibly asymmetric) cluster: AsymGroup (paper 003) and its
+// baselines, with a communication volume model, an alpha-beta + roofline time model and the plan a
+// runtime needs (per node: batch slice, weight blocks of every linear layer, peers and bytes).
+//
+// Methods:
+//   asymgroup  capability-proportional 2D TP: k groups (ring), intergroup all-gather + intragroup
+//              reduce-scatter around each linear layer (eqs. 2-5), work proportional to c_n.
+//   megatron   1D TP over all GPUs with equal shards; two ring all-reduces per decoder layer, chunk
+//              shares either equal or proportional to each ring link's bandwidth
+//              (FlexReduce-style), whichever is faster.
+//   autoddl    symmetric 2D TP over the N nodes: a k x N/k grid with k a divisor of N (rigid
+//              factorisation), equal work per node regardless of its GPU count.
+//   ideal      the sqrt(N) x sqrt(N) grid bound of eq. 1 (communication volume only).
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hexplan/core/status.h"
+#include "hexplan/graph/zoo.h"
+#include "hexplan/tp/grouping.h"
+#include "hexplan/tp/tp_system.h"
+
+namespace hx::tp {
+
+enum class TpMethod { kAsymGroup, kMegatron, kAutoDdl, kIdeal };
+const char* TpMethodName(TpMethod method);
+StatusOr<TpMethod> ParseTpMethod(const std::string& name);
+
+struct LlmShape {
+  std::string name;
+  int64_t layers = 0;
+  int64_t hidden = 0;
+  int64_t heads = 0;
+  int64_t ffn_hidden = 0;
+  int64_t vocab = 0;
+  int64_t bytes_per_element = 2;  // FP16
+  Status Validate() const;
+  // Decoder-block weights (4h^2 + 2 h ffn per layer) plus the embedding.
+  double ParameterCount() const;
+  double KvBytesPerToken() const;  // layers * 2 (K and V) * hidden * bytes
+};
+LlmShape ShapeFromConfig(const std::string& name, const graph::TransformerConfig& config,
+                         int64_t bytes_per_element);
+
+struct LlmWorkload {
+  int64_t batch = 200;
+  int64_t input_len = 128;
+  int64_t output_len = 128;
+  Status Validate() const;
+};
+
+// The time model's calibrated parameters.
+struct TimeParams {
+  std::string preset = "paper";
+  // Communication: each step of a collective costs link latency + step_latency + bytes/(bw*eff);
+  // each collective adds collective_base_s once.
+  double collective_base_s = 0.0;
+  double intra_step_s = 0.0;
+  double inter_step_s = 0.0;
+  double bandwidth_efficiency = 1.0;
+  // Compute: per kernel max(FLOPs/(peak*gemm_eff), bytes/(mem_bw*mem_eff)) + kernel_overhead_s.
+  double gemm_efficiency = 0.9;
+  double memory_efficiency = 0.8;
+  double kernel_overhead_s = 0.0;
+  Status Validate() const;
+};
+// "paper": the link latencies of the cluster (AsymGroup §VI-A: 50 ns NVLink, 200 ns network) and
+//          nothing else per step. "nccl": NCCL's Ring/Simple constants (base 8.4 us per collective,
+//          +3.4 us per NVLink step, +14 us per network step; data/tp/NVIDIA-nccl).
+StatusOr<TimeParams> TimePreset(const std::string& name);
+
+struct TpOptions {
+  TpMethod method = TpMethod::kAsymGroup;
+  int groups = 0;  // k; 0 = automatic
+  GroupingOptions grouping;
+  bool check_memory = true;
+  bool paper_volume_accounting =
+      false;  // every collective moves b*h (eq. 1) instead of the layer width
+  TimeParams time;
+  Status Validate() const;
+};
+
+struct LinearLayer {
+  std::string name;  // "qkv", "proj", "fc1", "fc2"
+  int64_t in = 0;
+  int64_t out = 0;
+};
+std::vector<LinearLayer> DecoderLinears(const LlmShape& shape);
+
+struct WeightBlock {
+  std::string layer;
+  int64_t row_begin = 0, row_end = 0;  // input features
+  int64_t col_begin = 0, col_end = 0;  // output features
+};
+
+struct PeerSend {
+  std::string layer;
+  std::string collective;  // "all-gather", "reduce-scatter", "all-reduce"
+  int peer = -1;           // node index
+  int64_t bytes = 0;       // per decode step (batch tokens), per decoder layer
+};
+
+struct GpuPlan {
+  std::string name;
+  double work_share = 0.0;  // fraction of the whole layer's linear work
+  std::vector<WeightBlock> blocks;
+};
+
+struct NodePlan {
+  int node = 0;
+  std::string name;
+  int group = -1;
+  double capability = 0.0;
+  int64_t batch_begin = 0, batch_end = 0;  // its batch slice (sequences)
+  std::vector<WeightBlock> blocks;         // the node's blocks (union of its GPUs')
+  std::vector<GpuPlan> gpus;
+  std::vector<PeerSend> sends;
+  int64_t bytes_sent_per_layer = 0;  // per decode step
+};
+
+struct TpPlan {
+  std::vector<NodePlan> nodes;
+};
+
+struct TpResult {
+  TpMethod method = TpMethod::kAsymGroup;
+  Grouping grouping;  // asymgroup/autoddl groups; megatron: one group of all nodes
+  std::vector<double> capabilities;
+  int k = 1;
+  // Bytes the bottleneck node sends per decode step (batch tokens), summed over all layers and
+  // collectives: the critical-path volume the paper's eqs. count.
+  double comm_volume_bytes = 0.0;
+  double comm_volume_prefill_bytes = 0.0;
+  double prefill_s = 0.0, prefill_compute_s = 0.0, prefill_comm_s = 0.0;
+  double decode_s = 0.0, decode_compute_s = 0.0, decode_comm_s = 0.0;  // all output tokens
+  double per_token_s = 0.0;                                            // decode_s / output_len
+  double total_s() const { return prefill_s + decode_s; }
+  double memory_needed_bytes = 0.0;
+  TpPlan plan;
+};
+
+// Communication volume of one linear-layer pair of collectives per unit activation, for the
+// volume studies (Fig. 8): the fraction of the activation the bottleneck node sends.
+StatusOr<double> CommVolumeFraction(TpMethod method, const std::vector<double>& capabilities,
+                                    int gpus, const TpOptions& options = {});
+
+// Plans and times one method. Errors: invalid options/shape/workload, a zero-capability node,
+// k > nodes, or (with check_memory) a model that does not fit.
+StatusOr<TpResult> PlanTensorParallel(const TpSystem& system, const LlmShape& shape,
+                                      const LlmWorkload& workload, const TpOptions& options);
+
+// One kernel on one GPU under the roofline: max(FLOPs/(peak*gemm_eff), bytes/(bw*mem_eff)) +
+// kernel overhead + the GPU's launch overhead.
+double KernelSeconds(double flops, double bytes, const TpGpu& gpu, const TimeParams& params);
+
+// AutoDDL's rigid factorisation: the divisor k of n minimising (k-1) + (n/k-1); ties to smaller k.
+int AutoDdlGridRows(int n);
+
+}  // namespace hx::tp

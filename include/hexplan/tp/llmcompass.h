@@ -1,0 +1,59 @@
+#pragma once
+// Checks the compute + communication model against LLMCompass's measurements on real A100s
+// (../shared/data/tp/PrincetonUniversity-LLMCompass): calibrate the roofline's efficiencies on its
+// operator microbenchmarks (GEMM, softmax, layernorm, GeLU), then predict one GPT-3 175B decoder
+// layer at TP=4 (prefill: batch 8 x 2048 tokens; decode: batch 8, KV 3072) and compare per
+// operator.
+
+#include <string>
+#include <vector>
+
+#include "hexplan/core/status.h"
+#include "hexplan/tp/collective_fit.h"
+#include "hexplan/tp/llm_tp.h"
+#include "hexplan/tp/tp_system.h"
+
+namespace hx::tp {
+
+struct KernelSample {
+  std::string op;  // "matmul", "softmax", "layernorm", "gelu"
+  double flops = 0.0;
+  double bytes = 0.0;
+  double seconds = 0.0;
+};
+
+// Reads the A100 microbenchmarks under `llmcompass_dir` (ae/figure5/*/real_hardware/*_A100.csv).
+StatusOr<std::vector<KernelSample>> ReadLlmCompassMicrobench(const std::string& llmcompass_dir);
+
+struct ComputeFit {
+  TimeParams params;               // gemm_efficiency, memory_efficiency, kernel_overhead_s fitted
+  double geomean_rel_error = 0.0;  // on the microbenchmarks
+  int samples = 0;
+};
+// Grid search minimising the squared log error of the roofline on the samples.
+StatusOr<ComputeFit> FitComputeEfficiency(const std::vector<KernelSample>& samples,
+                                          const TpGpu& gpu);
+
+struct OpComparison {
+  std::string op;
+  double measured_s = 0.0;
+  double predicted_s = 0.0;
+  double rel_error() const { return (predicted_s - measured_s) / measured_s; }
+};
+struct LayerComparison {
+  std::string phase;              // "prefill" or "decode"
+  std::vector<OpComparison> ops;  // LLMCompass's order, then "total"
+  double measured_total_s = 0.0;
+  double predicted_total_s = 0.0;
+  double total_rel_error() const {
+    return (predicted_total_s - measured_total_s) / measured_total_s;
+  }
+};
+
+// Predicts the LLMCompass GPT-3 175B layer at TP=4 with `params` for compute and `allreduce` (a
+// 4-GPU all-reduce model) for the two all-reduces, and compares with the measured CSV.
+StatusOr<LayerComparison> CompareLlmCompassLayer(const std::string& llmcompass_dir, bool prefill,
+                                                 const TpGpu& gpu, const TimeParams& params,
+                                                 const AllReduceModel& allreduce);
+
+}  // namespace hx::tp

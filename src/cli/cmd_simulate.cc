@@ -1,0 +1,192 @@
+// hexplan simulate PLAN: replays a plan in the discrete-event simulator and reports its latency,
+// the lower bound, per-device compute and memory, and writes a Chrome trace and an SVG timeline.
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "cli/command.h"
+#include "hexplan/core/file_util.h"
+#include "hexplan/cost/cost_model.h"
+#include "hexplan/graph/model_loader.h"
+#include "hexplan/hw/presets.h"
+#include "hexplan/plan/plan_builder.h"
+#include "hexplan/plan/plan_json.h"
+#include "hexplan/plan/validator.h"
+#include "hexplan/sim/lower_bound.h"
+#include "hexplan/sim/simulator.h"
+#include "hexplan/sim/timeline.h"
+
+namespace hx::cli {
+namespace {
+
+struct SimulateArgs {
+  std::string plan_path;
+  std::string trace_path;
+  std::string svg_path;
+  std::string model;
+  std::string cluster;
+  double warm = 0.0;
+  std::string copy_mode = "plan";
+  bool json = false;
+};
+
+double Ms(double s) { return s * 1e3; }
+
+int RunSimulate(const SimulateArgs& args) {
+  auto text = ReadFileToString(args.plan_path);
+  if (!text.ok()) return ReportError(text.status());
+  auto header = plan::ParsePlanHeader(*text, args.plan_path);
+  if (!header.ok()) return ReportError(header.status());
+
+  const std::string model_spec = args.model.empty() ? header->model.spec : args.model;
+  auto graph = graph::LoadModel(model_spec, header->model.options, &CliLogger());
+  if (!graph.ok()) return ReportError(graph.status().WithContext(args.plan_path + ": model"));
+  const std::string cluster_spec = args.cluster.empty() ? header->cluster.spec : args.cluster;
+  auto cluster = hw::LoadCluster(cluster_spec);
+  if (!cluster.ok()) return ReportError(cluster.status().WithContext(args.plan_path + ": cluster"));
+
+  auto check_hash = [&](uint64_t want, uint64_t got, bool overridden, const std::string& what,
+                        const std::string& spec) -> Status {
+    if (want == 0 || want == got) return Status::Ok();
+    const std::string msg = args.plan_path + ": the plan was made for a different " + what +
+                            " than '" + spec + "' builds (fingerprint mismatch)";
+    if (!overridden) return InvalidArgument(msg);
+    LogTo(&CliLogger(), LogLevel::kWarning, msg);
+    return Status::Ok();
+  };
+  Status hs = check_hash(header->model.hash, plan::GraphFingerprint(*graph), !args.model.empty(),
+                         "model", model_spec);
+  if (!hs.ok()) return ReportError(hs);
+  hs = check_hash(header->cluster.hash, plan::ClusterFingerprint(*cluster), !args.cluster.empty(),
+                  "cluster", cluster_spec);
+  if (!hs.ok()) return ReportError(hs);
+
+  cost::CostModel cost(*graph, *cluster);
+  auto parsed = plan::ParsePlan(*text, args.plan_path, *graph, *cluster);
+  if (!parsed.ok()) return ReportError(parsed.status());
+  plan::Plan p = std::move(parsed).value();
+  Status valid = plan::CheckPlan(p, cost, args.plan_path);
+  if (!valid.ok()) return ReportError(valid);
+  if (args.warm > 0.0) {
+    Status ws = plan::ApplyWarmStart(p, *graph, *cluster, args.warm);
+    if (!ws.ok()) return ReportError(ws);
+  }
+  sim::SimOptions options;
+  if (args.copy_mode == "exclusive-bus")
+    options.copy_mode = sim::CopyMode::kExclusiveBus;
+  else if (args.copy_mode != "plan")
+    return ReportError(InvalidArgument("--copy-mode: expected plan or exclusive-bus, got '" +
+                                       args.copy_mode + "'"));
+
+  sim::TimelineRecorder recorder(p, *graph, *cluster);
+  const bool record = !args.trace_path.empty() || !args.svg_path.empty();
+  auto result = sim::Simulate(p, cost, options, record ? &recorder : nullptr);
+  if (!result.ok()) return ReportError(result.status());
+  auto lb = sim::ComputeLowerBound(cost, args.warm);
+  if (!lb.ok()) return ReportError(lb.status());
+
+  if (!args.trace_path.empty()) {
+    Status s = WriteFileAtomic(args.trace_path, recorder.ChromeTraceJson());
+    if (!s.ok()) return ReportError(s);
+  }
+  if (!args.svg_path.empty()) {
+    const std::string title = graph->name() + " on " + cluster->name() + " (" + p.algo + ")";
+    Status s = WriteFileAtomic(args.svg_path, recorder.SvgGantt(title));
+    if (!s.ok()) return ReportError(s);
+  }
+
+  const sim::SimResult& r = *result;
+  double cp_compute = 0.0, cp_transfer = 0.0;
+  for (const sim::CriticalStep& s : r.critical_path)
+    (s.is_op ? cp_compute : cp_transfer) += s.finish - s.start;
+  if (args.json) {
+    nlohmann::json out;
+    out["plan"] = args.plan_path;
+    out["model"] = graph->name();
+    out["cluster"] = cluster->name();
+    out["algo"] = p.algo;
+    out["copy_mode"] = sim::CopyModeName(options.copy_mode);
+    out["warm"] = args.warm;
+    out["latency_ms"] = Ms(r.makespan_s);
+    out["lower_bound_ms"] = Ms(lb->value_s());
+    out["lower_bound"] = {{"critical_path_ms", Ms(lb->critical_path_s)},
+                          {"compute_ms", Ms(lb->compute_s)},
+                          {"weight_load_ms", Ms(lb->weight_load_s)}};
+    if (p.estimate_ms) out["estimate_ms"] = *p.estimate_ms;
+    out["transfer_bytes"] = r.transfer_bytes;
+    out["weight_load_bytes"] = r.weight_load_bytes;
+    out["activation_bytes"] = r.activation_bytes;
+    out["dha_bytes"] = r.dha_bytes;
+    out["events"] = r.num_events;
+    nlohmann::json devices = nlohmann::json::array();
+    for (const sim::DeviceStats& d : r.devices)
+      devices.push_back({{"name", d.name},
+                         {"compute_ms", Ms(d.compute_s)},
+                         {"utilisation", d.utilisation},
+                         {"peak_memory_bytes", d.peak_memory_bytes},
+                         {"capacity_bytes", d.capacity_bytes}});
+    out["devices"] = std::move(devices);
+    nlohmann::json queues = nlohmann::json::array();
+    for (const sim::StreamStats& s : r.streams)
+      if (!s.compute)
+        queues.push_back(
+            {{"name", s.name}, {"busy_ms", Ms(s.busy_s)}, {"utilisation", s.utilisation}});
+    out["queues"] = std::move(queues);
+    nlohmann::json links = nlohmann::json::array();
+    for (const sim::LinkStats& l : r.links)
+      links.push_back({{"name", l.name},
+                       {"bytes", l.bytes},
+                       {"busy_ms", Ms(l.busy_s)},
+                       {"utilisation", l.utilisation}});
+    out["links"] = std::move(links);
+    out["critical_path"] = {{"steps", r.critical_path.size()},
+                            {"compute_ms", Ms(cp_compute)},
+                            {"transfer_ms", Ms(cp_transfer)}};
+    out["memory_overflows"] = r.memory_overflows;
+    std::printf("%s\n", out.dump(2).c_str());
+    return 0;
+  }
+  std::printf("plan           %s (%s, %s on %s)\n", args.plan_path.c_str(), p.algo.c_str(),
+              graph->name().c_str(), cluster->name().c_str());
+  std::printf("latency        %.3f ms (simulated, copy mode %s%s)\n", Ms(r.makespan_s),
+              sim::CopyModeName(options.copy_mode),
+              args.warm > 0 ? (", " + std::to_string(args.warm) + " warm").c_str() : "");
+  std::printf("lower bound    %.3f ms (critical path %.3f, compute %.3f, weight loads %.3f)\n",
+              Ms(lb->value_s()), Ms(lb->critical_path_s), Ms(lb->compute_s), Ms(lb->weight_load_s));
+  std::printf("transfers      %.3f GB (weights %.3f GB, activations %.3f GB), DHA reads %.3f GB\n",
+              r.transfer_bytes / 1e9, r.weight_load_bytes / 1e9, r.activation_bytes / 1e9,
+              r.dha_bytes / 1e9);
+  std::printf("critical path  %zu steps: %.3f ms compute, %.3f ms transfers\n",
+              r.critical_path.size(), Ms(cp_compute), Ms(cp_transfer));
+  for (const sim::DeviceStats& d : r.devices) {
+    if (d.compute_s == 0.0 && d.peak_memory_bytes == 0) continue;
+    std::printf("  %-12s compute %9.3f ms (%5.1f%%)  peak memory %8.3f GB of %.1f GB\n",
+                d.name.c_str(), Ms(d.compute_s), 100 * d.utilisation, d.peak_memory_bytes / 1e9,
+                d.capacity_bytes / 1e9);
+  }
+  for (const auto& o : r.memory_overflows) std::printf("warning: memory overflow: %s\n", o.c_str());
+  if (!args.trace_path.empty()) std::printf("trace          %s\n", args.trace_path.c_str());
+  if (!args.svg_path.empty()) std::printf("timeline       %s\n", args.svg_path.c_str());
+  return 0;
+}
+
+}  // namespace
+
+Command AddSimulateCommand(CLI::App& root) {
+  auto* app = root.add_subcommand("simulate", "simulate a plan: latency, lower bound, timelines");
+  auto args = std::make_shared<SimulateArgs>();
+  app->add_option("PLAN", args->plan_path, "a plan file (hexplan place -o)")->required();
+  app->add_option("--trace", args->trace_path, "write a Chrome/Perfetto trace (JSON)");
+  app->add_option("--svg", args->svg_path, "write an SVG Gantt chart");
+  app->add_option("--model", args->model, "rebuild the graph from this model instead");
+  app->add_option("--cluster", args->cluster, "use this cluster instead of the plan's");
+  app->add_option("--warm", args->warm, "fraction of the parameters already resident (0..1)")
+      ->default_val(0.0);
+  app->add_option("--copy-mode", args->copy_mode,
+                  "plan (the plan's copy queues) or exclusive-bus (SortingHat's per-bus queues)")
+      ->default_val("plan");
+  app->add_flag("--json", args->json, "print one JSON object");
+  return {app, [args]() { return RunSimulate(*args); }};
+}
+
+}  // namespace hx::cli

@@ -1,0 +1,311 @@
+#include "hexplan/cost/cost_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace hx::cost {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+bool IsGpuLike(hw::DeviceKind kind) {
+  return kind == hw::DeviceKind::kGpu || kind == hw::DeviceKind::kMig;
+}
+
+Status CheckFraction(double v, const char* name) {
+  if (!(v > 0.0) || !std::isfinite(v)) {
+    return InvalidArgument(std::string("cost model option ") + name +
+                           ": expected a positive efficiency, got " + std::to_string(v));
+  }
+  return Status::Ok();
+}
+
+double ClockScale(const hw::Device& device) {
+  return device.clock_scale > 0.0 ? device.clock_scale : 1.0;
+}
+
+}  // namespace
+
+Status CostModelOptions::Validate() const {
+  HX_RETURN_IF_ERROR(CheckFraction(gpu_compute_efficiency, "gpu_compute_efficiency"));
+  HX_RETURN_IF_ERROR(CheckFraction(gpu_memory_efficiency, "gpu_memory_efficiency"));
+  HX_RETURN_IF_ERROR(CheckFraction(cpu_compute_efficiency, "cpu_compute_efficiency"));
+  HX_RETURN_IF_ERROR(CheckFraction(cpu_memory_efficiency, "cpu_memory_efficiency"));
+  for (const auto& [model, eff] : model_efficiency) {
+    std::string prefix = "model_efficiency[" + model + "].";
+    HX_RETURN_IF_ERROR(CheckFraction(eff.compute, (prefix + "compute").c_str()));
+    HX_RETURN_IF_ERROR(CheckFraction(eff.memory, (prefix + "memory").c_str()));
+  }
+  return Status::Ok();
+}
+
+CostModel::CostModel(const graph::Graph& graph, const hw::Cluster& cluster,
+                     CostModelOptions options, const Profile* profile)
+    : graph_(&graph), cluster_(&cluster), options_(std::move(options)), profile_(profile) {
+  op_costs_.reserve(graph.num_nodes());
+  dtype_of_op_.reserve(graph.num_nodes());
+  for (NodeId id : graph.NodeIds()) {
+    op_costs_.push_back(graph.node(id).is_op() ? graph::ComputeOpCost(graph, id) : graph::OpCost{});
+    dtype_of_op_.push_back(graph::DTypeName(OpComputeDType(graph, id)));
+  }
+  host_bus_sharing_.assign(cluster.num_devices(), 1);
+  std::vector<DeviceId> devices = cluster.DeviceIds();
+  for (DeviceId d : devices) {
+    if (IsGpuLike(cluster.device(d).kind)) ++num_gpus_;
+  }
+  if (cluster.finalized()) {
+    // PCIe links on each GPU's host route, then for each device the busiest of its route's links.
+    std::vector<std::set<size_t>> route_links(cluster.num_devices());
+    for (DeviceId d : devices) {
+      for (const hw::RouteHop& hop : cluster.HostToDevice(d).hops) {
+        // The PCIe bus is what DHA contends for; the host memory bus is shared by everyone.
+        if (cluster.link(hop.link).kind == hw::LinkKind::kPcie) {
+          route_links[d.index()].insert(hop.link.index());
+        }
+      }
+    }
+    for (DeviceId d : devices) {
+      int best = 1;
+      for (size_t link : route_links[d.index()]) {
+        int sharing = 0;
+        for (DeviceId g : devices) {
+          if (IsGpuLike(cluster.device(g).kind) && route_links[g.index()].count(link)) ++sharing;
+        }
+        best = std::max(best, sharing);
+      }
+      host_bus_sharing_[d.index()] = best;
+    }
+  }
+}
+
+Efficiency CostModel::EfficiencyFor(DeviceId device) const {
+  const hw::Device& dev = cluster_->device(device);
+  auto it = options_.model_efficiency.find(dev.spec.model);
+  if (it != options_.model_efficiency.end()) return it->second;
+  if (dev.kind == hw::DeviceKind::kCpu) {
+    return {options_.cpu_compute_efficiency, options_.cpu_memory_efficiency};
+  }
+  return {options_.gpu_compute_efficiency, options_.gpu_memory_efficiency};
+}
+
+double CostModel::PeakFlopsFor(NodeId op, DeviceId device) const {
+  const hw::DeviceSpec& spec = cluster_->device(device).spec;
+  double peak = spec.PeakFlops(dtype_of_op_[op.index()]);
+  if (!(peak > 0.0)) peak = spec.peak_flops_fp32;
+  return peak;
+}
+
+double CostModel::RooflineTime(NodeId op, DeviceId device) const {
+  if (!graph_->node(op).is_op()) return 0.0;
+  const hw::Device& dev = cluster_->device(device);
+  const graph::OpCost& cost = op_costs_[op.index()];
+  Efficiency eff = EfficiencyFor(device);
+  double compute = 0.0;
+  if (cost.flops > 0.0) {
+    double peak = PeakFlopsFor(op, device);
+    compute = peak > 0.0 ? cost.flops / (peak * eff.compute) : kInf;
+  }
+  double memory = 0.0;
+  int64_t bytes = cost.bytes_moved();
+  if (bytes > 0) {
+    double bw = dev.spec.memory_bandwidth_bytes_per_s;
+    memory = bw > 0.0 ? static_cast<double>(bytes) / (bw * eff.memory) : kInf;
+  }
+  return std::max(compute, memory) / ClockScale(dev) + dev.spec.launch_overhead_s;
+}
+
+double CostModel::ProfiledOrRoofline(NodeId op, DeviceId device) const {
+  if (profile_ != nullptr) {
+    const hw::Device& dev = cluster_->device(device);
+    auto hit =
+        profile_->FindOpTime(*graph_, op, dev.name, dev.spec.model, hw::DeviceKindName(dev.kind));
+    if (hit) {
+      // A per-name entry was measured on this very device; the others at the nominal clock.
+      if (hit->matched_by == ProfileMatch::kDeviceName) return hit->seconds;
+      return hit->seconds / ClockScale(dev);
+    }
+  }
+  return RooflineTime(op, device);
+}
+
+double CostModel::OpTime(NodeId op, DeviceId device) const {
+  if (!graph_->node(op).is_op()) return 0.0;
+  return ProfiledOrRoofline(op, device);
+}
+
+double CostModel::OpTimeDha(NodeId op, DeviceId device) const {
+  if (!graph_->node(op).is_op()) return 0.0;
+  double base = ProfiledOrRoofline(op, device);
+  if (!std::isfinite(base)) return base;
+  int64_t weights = OpWeightBytes(op);
+  double t = base;
+  if (weights > 0) {
+    const hw::Device& dev = cluster_->device(device);
+    double stream = cluster_->HostToDevice(device).TransferSeconds(weights);
+    bool profiled =
+        profile_ != nullptr &&
+        profile_->FindOpTime(*graph_, op, dev.name, dev.spec.model, hw::DeviceKindName(dev.kind))
+            .has_value();
+    if (profiled) {
+      // A measured time is a floor; the weights still have to cross the host route.
+      t = std::max(base, stream + dev.spec.launch_overhead_s);
+    } else {
+      // The op streams its weights over the host route while it computes and touches its
+      // activations in device memory: the slowest of the three governs.
+      const graph::OpCost& cost = op_costs_[op.index()];
+      Efficiency eff = EfficiencyFor(device);
+      double compute = 0.0;
+      if (cost.flops > 0.0) {
+        double peak = PeakFlopsFor(op, device);
+        compute = peak > 0.0 ? cost.flops / (peak * eff.compute) : kInf;
+      }
+      double activations = 0.0;
+      int64_t act_bytes = cost.input_bytes + cost.output_bytes;
+      if (act_bytes > 0) {
+        double bw = dev.spec.memory_bandwidth_bytes_per_s;
+        activations = bw > 0.0 ? static_cast<double>(act_bytes) / (bw * eff.memory) : kInf;
+      }
+      t = std::max(std::max(compute, activations) / ClockScale(dev), stream) +
+          dev.spec.launch_overhead_s;
+    }
+  }
+  if (options_.sortinghat_static_adjustments && IsGpuLike(cluster_->device(device).kind)) {
+    t *= 2.0 * HostBusSharing(device);
+  }
+  return t;
+}
+
+bool CostModel::Supports(NodeId op, DeviceId device) const {
+  if (!graph_->node(op).is_op()) return true;
+  return std::isfinite(ProfiledOrRoofline(op, device));
+}
+
+double CostModel::FastestOpTime(NodeId op) const {
+  double best = kInf;
+  for (DeviceId d : cluster_->DeviceIds()) best = std::min(best, OpTime(op, d));
+  return best;
+}
+
+int CostModel::HostBusSharing(DeviceId device) const { return host_bus_sharing_[device.index()]; }
+
+double CostModel::AdjustGpuTransfer(double seconds, PlaceId src, PlaceId dst) const {
+  if (!options_.sortinghat_static_adjustments) return seconds;
+  const hw::Place& a = cluster_->place(src);
+  const hw::Place& b = cluster_->place(dst);
+  if (a.kind != hw::PlaceKind::kDevice || b.kind != hw::PlaceKind::kDevice) return seconds;
+  if (!IsGpuLike(cluster_->device(a.device).kind) || !IsGpuLike(cluster_->device(b.device).kind)) {
+    return seconds;
+  }
+  const hw::Route& route = cluster_->GetRoute(src, dst);
+  bool direct = route.hops.size() == 1 && !route.via_host;
+  return seconds * (direct ? 1.5 : static_cast<double>(std::max(num_gpus_, 1)));
+}
+
+double CostModel::TransferTime(int64_t bytes, PlaceId src, PlaceId dst) const {
+  if (src == dst) return 0.0;
+  double t = cluster_->GetRoute(src, dst).TransferSeconds(bytes);
+  return AdjustGpuTransfer(t, src, dst);
+}
+
+double CostModel::TensorTransferTime(TensorId tensor, DeviceId src, DeviceId dst) const {
+  if (src == dst) return 0.0;
+  PlaceId sp = cluster_->PlaceOf(src);
+  PlaceId dp = cluster_->PlaceOf(dst);
+  if (sp == dp) return 0.0;
+  const graph::Tensor& t = graph_->tensor(tensor);
+  if (profile_ != nullptr) {
+    const hw::Device& a = cluster_->device(src);
+    const hw::Device& b = cluster_->device(dst);
+    std::vector<std::string> keys = {t.name};
+    if (t.producer.valid()) keys.push_back(graph_->node(t.producer).name);
+    for (const std::string& key : keys) {
+      auto hit = profile_->TransferTime(key, a.name, b.name);
+      if (!hit) hit = profile_->TransferTime(key, a.spec.model, b.spec.model);
+      if (hit) return AdjustGpuTransfer(*hit, sp, dp);
+    }
+  }
+  return TransferTime(t.Bytes(), sp, dp);
+}
+
+double CostModel::WeightLoadTime(NodeId weight, DeviceId device) const {
+  const graph::Node& node = graph_->node(weight);
+  if (node.kind != graph::NodeKind::kWeight) return 0.0;
+  int64_t bytes = 0;
+  for (TensorId t : node.outputs) bytes += graph_->tensor(t).Bytes();
+  PlaceId host = cluster_->HostOf(device);
+  PlaceId place = cluster_->PlaceOf(device);
+  if (host == place) return 0.0;
+  return cluster_->GetRoute(host, place).TransferSeconds(bytes);
+}
+
+int64_t CostModel::OpWeightBytes(NodeId op) const {
+  const graph::Node& node = graph_->node(op);
+  if (!node.is_op()) return 0;
+  std::set<TensorId> seen;
+  int64_t bytes = 0;
+  for (TensorId t : node.inputs) {
+    if (!t.valid() || !seen.insert(t).second) continue;
+    const graph::Tensor& tensor = graph_->tensor(t);
+    if (tensor.producer.valid() && graph_->node(tensor.producer).kind == graph::NodeKind::kWeight) {
+      bytes += tensor.Bytes();
+    }
+  }
+  return bytes;
+}
+
+int64_t CostModel::OpOutputBytes(NodeId op) const {
+  const graph::Node& node = graph_->node(op);
+  if (!node.is_op()) return 0;
+  int64_t bytes = 0;
+  for (TensorId t : node.outputs) {
+    if (t.valid()) bytes += graph_->tensor(t).Bytes();
+  }
+  return bytes;
+}
+
+int64_t CostModel::OpWorkspaceBytes(NodeId op) const {
+  const graph::Node& node = graph_->node(op);
+  if (!node.is_op() || node.op_type != "Conv" || node.inputs.size() < 2 || node.outputs.empty()) {
+    return 0;
+  }
+  if (!node.inputs[0].valid() || !node.inputs[1].valid() || !node.outputs[0].valid()) return 0;
+  const graph::Tensor& x = graph_->tensor(node.inputs[0]);
+  const graph::Tensor& w = graph_->tensor(node.inputs[1]);
+  const graph::Tensor& y = graph_->tensor(node.outputs[0]);
+  if (x.shape.size() < 3 || w.shape.size() != x.shape.size() || y.shape.size() != x.shape.size()) {
+    return 0;
+  }
+  // im2col: one column of C * prod(kernel) values per output position, for the whole batch.
+  int64_t kernel = 1;
+  for (size_t i = 2; i < w.shape.size(); ++i) kernel *= w.shape[i];
+  int64_t out_positions = 1;
+  for (size_t i = 2; i < y.shape.size(); ++i) out_positions *= y.shape[i];
+  bool unit_strides = true;
+  for (int64_t s : node.attrs.GetInts("strides")) unit_strides = unit_strides && s == 1;
+  bool no_pads = true;
+  for (int64_t p : node.attrs.GetInts("pads")) no_pads = no_pads && p == 0;
+  if (kernel == 1 && unit_strides && no_pads) return 0;  // the input already is the matrix
+  int64_t batch = x.shape[0];
+  int64_t channels = x.shape[1];
+  return batch * channels * kernel * out_positions * graph::DTypeSize(x.dtype);
+}
+
+int64_t CostModel::OpMemoryBytes(NodeId op) const {
+  if (!graph_->node(op).is_op()) return 0;
+  if (profile_ != nullptr) {
+    if (auto bytes = profile_->NodeMemory(graph_->node(op).name)) return *bytes;
+  }
+  return OpWeightBytes(op) + OpOutputBytes(op) + OpWorkspaceBytes(op);
+}
+
+int64_t CostModel::OpMemoryBytes(NodeId op, DeviceId device, bool dha) const {
+  int64_t total = OpMemoryBytes(op);
+  if (!dha) return total;
+  return std::max<int64_t>(0, total - OpWeightBytes(op));
+}
+
+}  // namespace hx::cost

@@ -1,0 +1,702 @@
+#include "hexplan/tp/llm_tp.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <map>
+#include <numeric>
+#include <sstream>
+
+namespace hx::tp {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+std::string Bytes(double b) {
+  std::ostringstream o;
+  o.precision(4);
+  o << b / 1e9 << " GB";
+  return o.str();
+}
+
+// ---- Compute (roofline per kernel).
+double KernelTime(double flops, double bytes, const TpGpu& gpu, const TimeParams& tp) {
+  double t = std::max(flops / (gpu.peak_flops * tp.gemm_efficiency),
+                      bytes / (gpu.memory_bandwidth * tp.memory_efficiency));
+  return t + tp.kernel_overhead_s + gpu.launch_overhead_s;
+}
+
+// One decoder layer's linear + elementwise kernels on a GPU holding share `w` of the work;
+// LayerNorm works on `ln_share` of the activation (1 when replicated, as in Megatron).
+double LinearPartTime(const TpGpu& gpu, double w, double ln_share, double tokens, const LlmShape& s,
+                      const TimeParams& tp) {
+  double b = static_cast<double>(s.bytes_per_element);
+  double t = 0.0;
+  for (const auto& l : DecoderLinears(s)) {
+    double in = static_cast<double>(l.in), out = static_cast<double>(l.out);
+    t += KernelTime(2.0 * tokens * in * out * w, (in * out + tokens * in + tokens * out) * b * w,
+                    gpu, tp);
+  }
+  double h = static_cast<double>(s.hidden);
+  t += 2 * KernelTime(0.0, 2.0 * tokens * h * b * ln_share, gpu, tp);  // 2 LayerNorms
+  t += KernelTime(0.0, 2.0 * tokens * static_cast<double>(s.ffn_hidden) * b * w, gpu, tp);  // GeLU
+  return t;
+}
+
+// Attention kernels (QK^T, softmax, AV) for `batch` sequences of `q` new tokens over `kv` keys.
+double AttentionTime(const TpGpu& gpu, double w, double batch, double q, double kv,
+                     const LlmShape& s, const TimeParams& tp) {
+  double b = static_cast<double>(s.bytes_per_element);
+  double h = static_cast<double>(s.hidden), heads = static_cast<double>(s.heads);
+  double scores = batch * heads * q * kv;
+  double qk = KernelTime(2.0 * batch * q * kv * h * w,
+                         (batch * q * h + batch * kv * h + scores) * b * w, gpu, tp);
+  double softmax = KernelTime(0.0, 2.0 * scores * b * w, gpu, tp);
+  double av = KernelTime(2.0 * batch * q * kv * h * w,
+                         (scores + batch * kv * h + batch * q * h) * b * w, gpu, tp);
+  return qk + softmax + av;
+}
+
+// ---- The 2D layout shared by asymgroup and autoddl.
+struct Layout2D {
+  std::vector<double> caps;  // effective capabilities (asymgroup: c_n; autoddl: 1 per node)
+  Grouping grouping;
+  std::vector<int> group_of;
+  std::vector<double> gsum, gmax, gmin;
+  double total = 0.0;
+  std::vector<std::vector<double>> gpu_share;  // per node, per GPU: share of the whole layer
+};
+
+Layout2D MakeLayout(const TpSystem& sys, std::vector<double> caps, Grouping grouping,
+                    bool gpu_split_by_capability) {
+  Layout2D L;
+  L.caps = std::move(caps);
+  L.grouping = std::move(grouping);
+  int n = static_cast<int>(L.caps.size());
+  L.group_of.assign(n, 0);
+  int k = L.grouping.k();
+  L.gsum.assign(k, 0.0);
+  L.gmax.assign(k, 0.0);
+  L.gmin.assign(k, kInf);
+  for (int t = 0; t < k; ++t)
+    for (int node : L.grouping.groups[t]) {
+      L.group_of[node] = t;
+      L.gsum[t] += L.caps[node];
+      L.gmax[t] = std::max(L.gmax[t], L.caps[node]);
+      L.gmin[t] = std::min(L.gmin[t], L.caps[node]);
+    }
+  L.total = std::accumulate(L.caps.begin(), L.caps.end(), 0.0);
+  for (int i = 0; i < n; ++i) {
+    const TpNode& node = sys.nodes[i];
+    double w = L.caps[i] / L.total;
+    std::vector<double> shares;
+    for (const auto& g : node.gpus)
+      shares.push_back(gpu_split_by_capability ? w * g.capability / node.capability
+                                               : w / static_cast<double>(node.gpus.size()));
+    L.gpu_share.push_back(shares);
+  }
+  return L;
+}
+
+double GroupPairBandwidth(const TpSystem& sys, const Layout2D& L, int a, int b, double& latency) {
+  double bw = kInf;
+  latency = 0.0;
+  for (int t : {a, b})
+    for (int node : L.grouping.groups[t]) {
+      bw = std::min(bw, sys.nodes[node].inter_bandwidth);
+      latency = std::max(latency, sys.nodes[node].inter_latency_s);
+    }
+  return bw;
+}
+
+// Eqs. 2-3 turned into time: ring steps over groups, each bounded by its busiest node.
+double AllGatherTime(const TpSystem& sys, const Layout2D& L, double act_bytes,
+                     const TimeParams& tp) {
+  int k = L.grouping.k();
+  if (k <= 1) return 0.0;
+  double total = tp.collective_base_s;
+  for (int s = 0; s + 1 < k; ++s) {
+    double step = 0.0;
+    for (int t = 0; t < k; ++t) {
+      int next = (t + 1) % k, origin = ((t - s) % k + k) % k;
+      double share = std::max(L.gmax[t] / L.gsum[t], L.gmax[next] / L.gsum[next]);
+      double bytes = act_bytes * (L.gsum[origin] / L.total) * share;
+      double lat;
+      double bw = GroupPairBandwidth(sys, L, t, next, lat);
+      step = std::max(step, lat + tp.inter_step_s + bytes / (bw * tp.bandwidth_efficiency));
+    }
+    total += step;
+  }
+  return total;
+}
+
+// Eq. 4 turned into time: intra-node reduce-scatter over NVLink, then the intragroup exchange, each
+// node bounded by the larger of what it sends and what it receives.
+double ReduceScatterTime(const TpSystem& sys, const Layout2D& L, double act_bytes,
+                         const TimeParams& tp) {
+  double intra = 0.0, inter = 0.0;
+  bool any_intra = false, any_inter = false;
+  for (int t = 0; t < L.grouping.k(); ++t) {
+    const auto& members = L.grouping.groups[t];
+    double partial = act_bytes * L.gsum[t] / L.total;  // each node's partial sums for the group
+    for (int node : members) {
+      const TpNode& nd = sys.nodes[node];
+      int g = static_cast<int>(nd.gpus.size());
+      if (g > 1) {
+        any_intra = true;
+        double max_share = 0.0;
+        double node_share =
+            std::accumulate(L.gpu_share[node].begin(), L.gpu_share[node].end(), 0.0);
+        for (double sh : L.gpu_share[node]) max_share = std::max(max_share, 1.0 - sh / node_share);
+        intra = std::max(intra,
+                         (g - 1) * (nd.intra_latency_s + tp.intra_step_s) +
+                             partial * max_share / (nd.intra_bandwidth * tp.bandwidth_efficiency));
+      }
+      int m = static_cast<int>(members.size());
+      if (m > 1) {
+        any_inter = true;
+        double send = act_bytes * (L.gsum[t] - L.caps[node]) / L.total;
+        double recv = act_bytes * (m - 1) * L.caps[node] / L.total;
+        inter = std::max(inter,
+                         (m - 1) * (nd.inter_latency_s + tp.inter_step_s) +
+                             std::max(send, recv) / (nd.inter_bandwidth * tp.bandwidth_efficiency));
+      }
+    }
+  }
+  return intra + inter + (any_intra ? tp.collective_base_s : 0.0) +
+         (any_inter ? tp.collective_base_s : 0.0);
+}
+
+// ---- Megatron's ring all-reduce over all GPUs (node-major order).
+struct RingLink {
+  double bw;
+  double latency;
+  double step;
+};
+
+std::vector<RingLink> MegatronRing(const TpSystem& sys, const TimeParams& tp,
+                                   std::vector<int>* gpu_node) {
+  std::vector<int> node_of;
+  for (size_t n = 0; n < sys.nodes.size(); ++n)
+    for (size_t g = 0; g < sys.nodes[n].gpus.size(); ++g) node_of.push_back(static_cast<int>(n));
+  int G = static_cast<int>(node_of.size());
+  std::vector<RingLink> links;
+  for (int i = 0; i < G; ++i) {
+    int a = node_of[i], b = node_of[(i + 1) % G];
+    if (a == b) {
+      links.push_back(
+          {sys.nodes[a].intra_bandwidth, sys.nodes[a].intra_latency_s, tp.intra_step_s});
+    } else {
+      links.push_back({std::min(sys.nodes[a].inter_bandwidth, sys.nodes[b].inter_bandwidth),
+                       std::max(sys.nodes[a].inter_latency_s, sys.nodes[b].inter_latency_s),
+                       tp.inter_step_s});
+    }
+  }
+  if (gpu_node) *gpu_node = node_of;
+  return links;
+}
+
+// Ring all-reduce with chunk shares x (sum 1): 2(G-1) steps; at step s link i carries chunk i-s.
+double RingAllReduceTime(const std::vector<RingLink>& links, const std::vector<double>& x,
+                         double bytes, const TimeParams& tp) {
+  int G = static_cast<int>(links.size());
+  if (G <= 1) return 0.0;
+  double total = tp.collective_base_s;
+  for (int phase = 0; phase < 2; ++phase)
+    for (int s = 0; s + 1 < G; ++s) {
+      double step = 0.0;
+      for (int i = 0; i < G; ++i) {
+        const RingLink& l = links[i];
+        double chunk = x[((i - s) % G + G) % G] * bytes;
+        step = std::max(step, l.latency + l.step + chunk / (l.bw * tp.bandwidth_efficiency));
+      }
+      total += step;
+    }
+  return total;
+}
+
+// FlexReduce-style: equal shares or shares proportional to each ring link's bandwidth, the faster.
+double MegatronAllReduceTime(const std::vector<RingLink>& links, double bytes, const TimeParams& tp,
+                             std::vector<double>* best_shares) {
+  int G = static_cast<int>(links.size());
+  std::vector<double> equal(G, 1.0 / std::max(G, 1)), prop(G, 0.0);
+  double sum = 0.0;
+  for (int i = 0; i < G; ++i) sum += links[i].bw;
+  for (int i = 0; i < G; ++i) prop[i] = links[i].bw / sum;
+  double te = RingAllReduceTime(links, equal, bytes, tp);
+  double tpp = RingAllReduceTime(links, prop, bytes, tp);
+  if (best_shares) *best_shares = tpp < te ? prop : equal;
+  return std::min(te, tpp);
+}
+
+struct Contiguous {
+  static Grouping Blocks(int n, int k) {
+    Grouping g;
+    g.groups.assign(k, {});
+    for (int i = 0; i < n; ++i) g.groups[i / (n / k)].push_back(i);
+    return g;
+  }
+};
+
+// ---- Plans.
+void AddSend(NodePlan& np, const std::string& layer, const std::string& coll, int peer,
+             int64_t bytes) {
+  if (bytes <= 0 || peer == np.node) return;
+  for (auto& s : np.sends)
+    if (s.layer == layer && s.collective == coll && s.peer == peer) {
+      s.bytes += bytes;
+      np.bytes_sent_per_layer += bytes;
+      return;
+    }
+  np.sends.push_back({layer, coll, peer, bytes});
+  np.bytes_sent_per_layer += bytes;
+}
+
+std::vector<std::pair<int64_t, int64_t>> Ranges(int64_t items, const std::vector<double>& weights) {
+  std::vector<int64_t> sizes = ProportionalSplit(items, weights);
+  std::vector<std::pair<int64_t, int64_t>> out;
+  int64_t at = 0;
+  for (int64_t s : sizes) {
+    out.push_back({at, at + s});
+    at += s;
+  }
+  return out;
+}
+
+int64_t Overlap(std::pair<int64_t, int64_t> a, std::pair<int64_t, int64_t> b) {
+  return std::max<int64_t>(0, std::min(a.second, b.second) - std::max(a.first, b.first));
+}
+
+TpPlan Plan2D(const TpSystem& sys, const Layout2D& L, const LlmShape& shape,
+              const LlmWorkload& wl) {
+  TpPlan plan;
+  int n = static_cast<int>(sys.nodes.size());
+  int k = L.grouping.k();
+  auto batch = Ranges(wl.batch, L.caps);
+  for (int i = 0; i < n; ++i) {
+    NodePlan np;
+    np.node = i;
+    np.name = sys.nodes[i].name;
+    np.group = L.group_of[i];
+    np.capability = sys.nodes[i].capability;
+    np.batch_begin = batch[i].first;
+    np.batch_end = batch[i].second;
+    for (size_t g = 0; g < sys.nodes[i].gpus.size(); ++g)
+      np.gpus.push_back({sys.nodes[i].gpus[g].name, L.gpu_share[i][g], {}});
+    plan.nodes.push_back(std::move(np));
+  }
+  // Rows (sequences) each group holds before the all-gather.
+  std::vector<int64_t> group_rows(k, 0);
+  for (int i = 0; i < n; ++i) group_rows[L.group_of[i]] += batch[i].second - batch[i].first;
+  int64_t b = shape.bytes_per_element;
+  for (const auto& lin : DecoderLinears(shape)) {
+    auto cols = Ranges(lin.out, L.gsum);
+    std::vector<std::vector<std::pair<int64_t, int64_t>>> rows(k), colsub(k);
+    for (int t = 0; t < k; ++t) {
+      std::vector<double> w;
+      for (int node : L.grouping.groups[t]) w.push_back(L.caps[node]);
+      rows[t] = Ranges(lin.in, w);
+      colsub[t] = Ranges(cols[t].second - cols[t].first, w);
+    }
+    for (int t = 0; t < k; ++t) {
+      const auto& members = L.grouping.groups[t];
+      for (size_t j = 0; j < members.size(); ++j) {
+        NodePlan& np = plan.nodes[members[j]];
+        WeightBlock blk{lin.name, rows[t][j].first, rows[t][j].second, cols[t].first,
+                        cols[t].second};
+        np.blocks.push_back(blk);
+        auto sub = Ranges(blk.row_end - blk.row_begin, L.gpu_share[members[j]]);
+        for (size_t g = 0; g < np.gpus.size(); ++g)
+          np.gpus[g].blocks.push_back({lin.name, blk.row_begin + sub[g].first,
+                                       blk.row_begin + sub[g].second, blk.col_begin, blk.col_end});
+        // All-gather: at step s, forward origin (t-s)'s rows of my feature range to group t+1.
+        if (k > 1) {
+          int next = (t + 1) % k;
+          for (int s = 0; s + 1 < k; ++s) {
+            int origin = ((t - s) % k + k) % k;
+            for (size_t m = 0; m < L.grouping.groups[next].size(); ++m)
+              AddSend(np, lin.name, "all-gather", L.grouping.groups[next][m],
+                      group_rows[origin] * Overlap(rows[t][j], rows[next][m]) * b);
+          }
+        }
+        // Reduce-scatter: my partial sums for each peer's column sub-range, all rows.
+        for (size_t m = 0; m < members.size(); ++m) {
+          if (m == j) continue;
+          AddSend(np, lin.name, "reduce-scatter", members[m],
+                  wl.batch * (colsub[t][m].second - colsub[t][m].first) * b);
+        }
+      }
+    }
+  }
+  return plan;
+}
+
+TpPlan PlanMegatron(const TpSystem& sys, const LlmShape& shape, const LlmWorkload& wl,
+                    const std::vector<int>& gpu_node, const std::vector<double>& shares) {
+  TpPlan plan;
+  int G = static_cast<int>(gpu_node.size());
+  for (size_t i = 0; i < sys.nodes.size(); ++i) {
+    NodePlan np;
+    np.node = static_cast<int>(i);
+    np.name = sys.nodes[i].name;
+    np.group = 0;
+    np.capability = sys.nodes[i].capability;
+    np.batch_begin = 0;
+    np.batch_end = wl.batch;  // 1D TP: every GPU sees the whole batch
+    plan.nodes.push_back(std::move(np));
+  }
+  std::vector<double> equal(G, 1.0);
+  std::vector<int> local(G, 0);
+  for (int g = 0; g < G; ++g) {
+    NodePlan& np = plan.nodes[gpu_node[g]];
+    local[g] = static_cast<int>(np.gpus.size());
+    np.gpus.push_back({sys.nodes[gpu_node[g]].gpus[local[g]].name, 1.0 / G, {}});
+  }
+  for (const auto& lin : DecoderLinears(shape)) {
+    bool column = lin.name == "qkv" || lin.name == "fc1";
+    auto split = Ranges(column ? lin.out : lin.in, equal);
+    for (int g = 0; g < G; ++g) {
+      NodePlan& np = plan.nodes[gpu_node[g]];
+      WeightBlock blk = column ? WeightBlock{lin.name, 0, lin.in, split[g].first, split[g].second}
+                               : WeightBlock{lin.name, split[g].first, split[g].second, 0, lin.out};
+      np.gpus[local[g]].blocks.push_back(blk);
+      // The node's block: union over its consecutive GPUs.
+      if (!np.blocks.empty() && np.blocks.back().layer == lin.name) {
+        if (column)
+          np.blocks.back().col_end = blk.col_end;
+        else
+          np.blocks.back().row_end = blk.row_end;
+      } else {
+        np.blocks.push_back(blk);
+      }
+    }
+  }
+  // Two all-reduces per layer (after proj and fc2), on batch*hidden: each GPU sends 2(G-1) chunks.
+  double act = static_cast<double>(wl.batch * shape.hidden * shape.bytes_per_element);
+  for (const char* layer : {"proj", "fc2"})
+    for (int g = 0; g < G; ++g) {
+      int next = (g + 1) % G;
+      double sent = 0.0;
+      for (int s = 0; s + 1 < G; ++s) sent += 2.0 * shares[((g - s) % G + G) % G] * act;
+      AddSend(plan.nodes[gpu_node[g]], layer, "all-reduce", gpu_node[next],
+              static_cast<int64_t>(std::llround(sent)));
+    }
+  return plan;
+}
+
+}  // namespace
+
+const char* TpMethodName(TpMethod method) {
+  switch (method) {
+    case TpMethod::kAsymGroup:
+      return "asymgroup";
+    case TpMethod::kMegatron:
+      return "megatron";
+    case TpMethod::kAutoDdl:
+      return "autoddl";
+    case TpMethod::kIdeal:
+      return "ideal";
+  }
+  return "?";
+}
+
+StatusOr<TpMethod> ParseTpMethod(const std::string& name) {
+  for (TpMethod m :
+       {TpMethod::kAsymGroup, TpMethod::kMegatron, TpMethod::kAutoDdl, TpMethod::kIdeal})
+    if (name == TpMethodName(m)) return m;
+  return InvalidArgument("--algo '" + name +
+                         "' is unknown; expected asymgroup, megatron, autoddl or ideal");
+}
+
+Status LlmShape::Validate() const {
+  if (layers <= 0 || hidden <= 0 || heads <= 0 || ffn_hidden <= 0)
+    return InvalidArgument("model '" + name +
+                           "': layers, hidden, heads and ffn_hidden must be > 0");
+  if (hidden % heads != 0)
+    return InvalidArgument("model '" + name + "': hidden " + std::to_string(hidden) +
+                           " is not a multiple of heads " + std::to_string(heads));
+  if (bytes_per_element <= 0)
+    return InvalidArgument("model '" + name + "': bytes per element must be > 0");
+  return Status::Ok();
+}
+
+double LlmShape::ParameterCount() const {
+  double h = static_cast<double>(hidden);
+  return static_cast<double>(layers) * (4.0 * h * h + 2.0 * h * static_cast<double>(ffn_hidden)) +
+         static_cast<double>(vocab) * h;
+}
+
+double LlmShape::KvBytesPerToken() const {
+  return static_cast<double>(layers) * 2.0 * static_cast<double>(hidden) *
+         static_cast<double>(bytes_per_element);
+}
+
+LlmShape ShapeFromConfig(const std::string& name, const graph::TransformerConfig& c,
+                         int64_t bytes_per_element) {
+  LlmShape s;
+  s.name = name;
+  s.layers = c.layers;
+  s.hidden = c.hidden;
+  s.heads = c.heads;
+  s.ffn_hidden = c.ffn_hidden > 0 ? c.ffn_hidden : 4 * c.hidden;
+  s.vocab = c.vocab;
+  s.bytes_per_element = bytes_per_element;
+  return s;
+}
+
+Status LlmWorkload::Validate() const {
+  if (batch <= 0) return InvalidArgument("--batch must be > 0, got " + std::to_string(batch));
+  if (input_len <= 0)
+    return InvalidArgument("--input-len must be > 0, got " + std::to_string(input_len));
+  if (output_len <= 0)
+    return InvalidArgument("--output-len must be > 0, got " + std::to_string(output_len));
+  return Status::Ok();
+}
+
+Status TimeParams::Validate() const {
+  if (collective_base_s < 0 || intra_step_s < 0 || inter_step_s < 0 || kernel_overhead_s < 0)
+    return InvalidArgument("time model latencies must be >= 0");
+  for (double e : {bandwidth_efficiency, gemm_efficiency, memory_efficiency})
+    if (!(e > 0 && e <= 1.0))
+      return InvalidArgument("time model efficiencies must be in (0, 1], got " + std::to_string(e));
+  return Status::Ok();
+}
+
+StatusOr<TimeParams> TimePreset(const std::string& name) {
+  TimeParams p;
+  p.preset = name;
+  if (name == "paper") return p;
+  if (name == "nccl") {
+    // data/tp/NVIDIA-nccl/tuner_constants_ring_simple.csv: Ring/Simple.
+    p.collective_base_s = 8.4e-6;
+    p.intra_step_s = 3.4e-6;
+    p.inter_step_s = 14.0e-6;
+    return p;
+  }
+  return InvalidArgument("time preset '" + name + "' is unknown; expected paper or nccl");
+}
+
+Status TpOptions::Validate() const {
+  if (groups < 0) return InvalidArgument("--groups must be >= 0 (0 = automatic)");
+  HX_RETURN_IF_ERROR(grouping.Validate());
+  return time.Validate();
+}
+
+std::vector<LinearLayer> DecoderLinears(const LlmShape& s) {
+  return {{"qkv", s.hidden, 3 * s.hidden},
+          {"proj", s.hidden, s.hidden},
+          {"fc1", s.hidden, s.ffn_hidden},
+          {"fc2", s.ffn_hidden, s.hidden}};
+}
+
+double KernelSeconds(double flops, double bytes, const TpGpu& gpu, const TimeParams& params) {
+  return KernelTime(flops, bytes, gpu, params);
+}
+
+int AutoDdlGridRows(int n) {
+  int best = 1;
+  double best_cost = kInf;
+  for (int k = 1; k <= n; ++k) {
+    if (n % k) continue;
+    double c = (k - 1) + (n / k - 1);
+    if (c < best_cost - 1e-12) best = k, best_cost = c;
+  }
+  return best;
+}
+
+StatusOr<double> CommVolumeFraction(TpMethod method, const std::vector<double>& caps, int gpus,
+                                    const TpOptions& options) {
+  HX_RETURN_IF_ERROR(ValidateCapabilities(caps));
+  int n = static_cast<int>(caps.size());
+  switch (method) {
+    case TpMethod::kMegatron:
+      return OneDCost(1.0, gpus);
+    case TpMethod::kIdeal:
+      return SymmetricCost(1.0, n, std::sqrt(static_cast<double>(n)));
+    case TpMethod::kAutoDdl:
+      return SymmetricCost(1.0, n, AutoDdlGridRows(n));
+    case TpMethod::kAsymGroup: {
+      if (options.groups > 0) {
+        HX_ASSIGN_OR_RETURN(GroupingResult r, FormGroups(caps, options.groups, options.grouping));
+        return r.cost.total();
+      }
+      HX_ASSIGN_OR_RETURN(AutoGroupingResult r, FormGroupsAutoK(caps, options.grouping));
+      return r.best.cost.total();
+    }
+  }
+  return Internal("unknown method");
+}
+
+StatusOr<TpResult> PlanTensorParallel(const TpSystem& sys, const LlmShape& shape,
+                                      const LlmWorkload& wl, const TpOptions& options) {
+  HX_RETURN_IF_ERROR(options.Validate());
+  HX_RETURN_IF_ERROR(shape.Validate());
+  HX_RETURN_IF_ERROR(wl.Validate());
+  HX_RETURN_IF_ERROR(sys.Validate());
+  const TimeParams& tp = options.time;
+  int n = static_cast<int>(sys.nodes.size());
+  int G = sys.NumGpus();
+  if (options.groups > n)
+    return InvalidArgument("--groups " + std::to_string(options.groups) +
+                           " is larger than the number of nodes (" + std::to_string(n) + ") in '" +
+                           sys.name + "'");
+  TpResult res;
+  res.method = options.method;
+  res.capabilities = sys.Capabilities();
+  HX_RETURN_IF_ERROR(ValidateCapabilities(res.capabilities));
+
+  // Memory: weights + KV cache for the whole generation, split like the work.
+  double b = static_cast<double>(shape.bytes_per_element);
+  double weights = shape.ParameterCount() * b;
+  double kv = shape.KvBytesPerToken() * static_cast<double>(wl.batch) *
+              static_cast<double>(wl.input_len + wl.output_len);
+  res.memory_needed_bytes = weights + kv;
+  if (options.check_memory && res.memory_needed_bytes > static_cast<double>(sys.MemoryBytes()))
+    return ResourceExhausted(
+        "model '" + shape.name + "' needs " + Bytes(res.memory_needed_bytes) + " (weights " +
+        Bytes(weights) + " + KV cache " + Bytes(kv) + " for batch " + std::to_string(wl.batch) +
+        " x " + std::to_string(wl.input_len + wl.output_len) + " tokens) but cluster '" + sys.name +
+        "' has " + Bytes(static_cast<double>(sys.MemoryBytes())) + " of GPU memory");
+
+  double prefill_tokens = static_cast<double>(wl.batch * wl.input_len);
+  double decode_tokens = static_cast<double>(wl.batch);
+  double batch = static_cast<double>(wl.batch);
+  auto linears = DecoderLinears(shape);
+  double layers = static_cast<double>(shape.layers);
+
+  // Per-GPU work shares and the per-layer communication time, per method.
+  std::vector<std::vector<double>> gpu_share(n);
+  std::vector<double> ln_share(n, 0.0);     // per node
+  std::function<double(double)> comm_time;  // tokens -> seconds per layer
+  std::function<double(double)> comm_volume;
+
+  if (options.method == TpMethod::kIdeal)
+    return InvalidArgument("'ideal' is a communication-volume bound; it has no plan or latency");
+
+  if (options.method == TpMethod::kMegatron) {
+    std::vector<int> gpu_node;
+    auto links = MegatronRing(sys, tp, &gpu_node);
+    for (int i = 0; i < n; ++i) {
+      gpu_share[i].assign(sys.nodes[i].gpus.size(), 1.0 / G);
+      ln_share[i] = 1.0;
+    }
+    res.grouping.groups = {std::vector<int>(n)};
+    std::iota(res.grouping.groups[0].begin(), res.grouping.groups[0].end(), 0);
+    res.k = 1;
+    std::vector<double> shares;
+    MegatronAllReduceTime(links, decode_tokens * shape.hidden * b, tp, &shares);
+    comm_time = [links, &shape, b, tp](double tokens) {
+      return 2.0 * MegatronAllReduceTime(links, tokens * shape.hidden * b, tp, nullptr);
+    };
+    comm_volume = [&shape, b, G](double tokens) {
+      return 2.0 * 2.0 * OneDCost(tokens * shape.hidden * b, G);
+    };
+    res.plan = PlanMegatron(sys, shape, wl, gpu_node, shares);
+  } else {
+    std::vector<double> caps;
+    Grouping grouping;
+    bool by_capability = options.method == TpMethod::kAsymGroup;
+    if (by_capability) {
+      caps = res.capabilities;
+      if (options.groups > 0) {
+        HX_ASSIGN_OR_RETURN(GroupingResult r, FormGroups(caps, options.groups, options.grouping));
+        grouping = r.grouping;
+      } else {
+        HX_ASSIGN_OR_RETURN(AutoGroupingResult r, FormGroupsAutoK(caps, options.grouping));
+        grouping = r.best.grouping;
+      }
+    } else {
+      caps.assign(n, 1.0);
+      int k = options.groups > 0 ? options.groups : AutoDdlGridRows(n);
+      if (n % k)
+        return InvalidArgument("autoddl needs --groups to divide the node count " +
+                               std::to_string(n) + ", got " + std::to_string(k));
+      grouping = Contiguous::Blocks(n, k);
+    }
+    auto L = std::make_shared<Layout2D>(MakeLayout(sys, caps, grouping, by_capability));
+    for (int i = 0; i < n; ++i) {
+      gpu_share[i] = L->gpu_share[i];
+      ln_share[i] = std::accumulate(gpu_share[i].begin(), gpu_share[i].end(), 0.0) /
+                    std::max<size_t>(1, gpu_share[i].size());
+    }
+    res.grouping = grouping;
+    res.k = grouping.k();
+    const TpSystem* sp = &sys;
+    comm_time = [L, sp, linears, b, tp](double tokens) {
+      double t = 0.0;
+      for (const auto& l : linears) {
+        t += AllGatherTime(*sp, *L, tokens * l.in * b, tp);
+        t += ReduceScatterTime(*sp, *L, tokens * l.out * b, tp);
+      }
+      return t;
+    };
+    bool paper = options.paper_volume_accounting;
+    int64_t hidden = shape.hidden;
+    comm_volume = [L, linears, b, paper, hidden](double tokens) {
+      AsymCost c = EvaluateAsymCost(L->caps, L->grouping, 1.0);
+      double v = 0.0;
+      for (const auto& l : linears) {
+        double in = paper ? hidden : l.in, out = paper ? hidden : l.out;
+        v += c.all_gather * tokens * in * b + c.reduce_scatter * tokens * out * b;
+      }
+      return v;
+    };
+    res.plan = Plan2D(sys, *L, shape, wl);
+  }
+
+  // Per-node memory (weights and KV split like the work) must fit each GPU.
+  if (options.check_memory) {
+    for (int i = 0; i < n; ++i)
+      for (size_t g = 0; g < sys.nodes[i].gpus.size(); ++g) {
+        double need = (weights + kv) * gpu_share[i][g];
+        if (options.method == TpMethod::kMegatron) need = weights * gpu_share[i][g] + kv / G;
+        if (need > static_cast<double>(sys.nodes[i].gpus[g].memory_bytes))
+          return ResourceExhausted("model '" + shape.name + "' does not fit node '" +
+                                   sys.nodes[i].name + "' GPU '" + sys.nodes[i].gpus[g].name +
+                                   "': its share needs " + Bytes(need) + ", it has " +
+                                   Bytes(static_cast<double>(sys.nodes[i].gpus[g].memory_bytes)));
+      }
+  }
+
+  // Compute: the slowest GPU bounds each layer (collectives synchronise).
+  // The linear part does not depend on the KV length: compute it once per GPU.
+  auto linear_part = [&](double tokens) {
+    std::vector<double> out;
+    for (int i = 0; i < n; ++i)
+      for (size_t g = 0; g < sys.nodes[i].gpus.size(); ++g) {
+        double w = gpu_share[i][g];
+        double ln = options.method == TpMethod::kMegatron ? 1.0 : w;
+        out.push_back(LinearPartTime(sys.nodes[i].gpus[g], w, ln, tokens, shape, tp));
+      }
+    return out;
+  };
+  auto compute = [&](const std::vector<double>& lin, double q, double kv_len) {
+    double worst = 0.0;
+    size_t idx = 0;
+    for (int i = 0; i < n; ++i)
+      for (size_t g = 0; g < sys.nodes[i].gpus.size(); ++g, ++idx) {
+        double t = lin[idx] + AttentionTime(sys.nodes[i].gpus[g], gpu_share[i][g], batch, q, kv_len,
+                                            shape, tp);
+        worst = std::max(worst, t);
+      }
+    return worst;
+  };
+  double in_len = static_cast<double>(wl.input_len);
+  res.prefill_compute_s = layers * compute(linear_part(prefill_tokens), in_len, in_len);
+  res.prefill_comm_s = layers * comm_time(prefill_tokens);
+  res.prefill_s = res.prefill_compute_s + res.prefill_comm_s;
+  double per_step_comm = layers * comm_time(decode_tokens);
+  std::vector<double> decode_linear = linear_part(decode_tokens);
+  for (int64_t i = 0; i < wl.output_len; ++i)
+    res.decode_compute_s +=
+        layers * compute(decode_linear, 1.0, in_len + static_cast<double>(i) + 1);
+  res.decode_comm_s = per_step_comm * static_cast<double>(wl.output_len);
+  res.decode_s = res.decode_compute_s + res.decode_comm_s;
+  res.per_token_s = res.decode_s / static_cast<double>(wl.output_len);
+  res.comm_volume_bytes = layers * comm_volume(decode_tokens);
+  res.comm_volume_prefill_bytes = layers * comm_volume(prefill_tokens);
+  return res;
+}
+
+}  // namespace hx::tp

@@ -1,0 +1,215 @@
+#include "hexplan/tp/tp_report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace hx::tp {
+namespace {
+
+std::string Escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '<')
+      out += "&lt;";
+    else if (c == '>')
+      out += "&gt;";
+    else if (c == '&')
+      out += "&amp;";
+    else if (c == '"')
+      out += "&quot;";
+    else
+      out += c;
+  }
+  return out;
+}
+
+std::string Num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f", v);
+  return buf;
+}
+
+std::string Tick(double v) {
+  char buf[32];
+  if (std::abs(v) >= 1000 || (std::abs(v) < 0.01 && v != 0))
+    std::snprintf(buf, sizeof(buf), "%.2g", v);
+  else
+    std::snprintf(buf, sizeof(buf), "%.3g", v);
+  return buf;
+}
+
+nlohmann::json Block(const WeightBlock& b) {
+  return {
+      {"layer", b.layer}, {"rows", {b.row_begin, b.row_end}}, {"cols", {b.col_begin, b.col_end}}};
+}
+
+}  // namespace
+
+std::string TpResultToJson(const TpResult& r, const TpSystem& sys, const LlmShape& shape,
+                           const LlmWorkload& wl, bool include_plan) {
+  nlohmann::json j;
+  j["method"] = TpMethodName(r.method);
+  j["model"] = shape.name;
+  j["cluster"] = sys.name;
+  j["batch"] = wl.batch;
+  j["input_len"] = wl.input_len;
+  j["output_len"] = wl.output_len;
+  j["k"] = r.k;
+  nlohmann::json groups = nlohmann::json::array();
+  for (const auto& g : r.grouping.groups) {
+    double cap = 0.0;
+    for (int n : g) cap += sys.nodes[n].capability;
+    groups.push_back({{"nodes", g}, {"capability", cap}});
+  }
+  j["groups"] = groups;
+  j["capabilities"] = r.capabilities;
+  j["comm_volume_bytes"] = r.comm_volume_bytes;
+  j["comm_volume_prefill_bytes"] = r.comm_volume_prefill_bytes;
+  j["latency_ms"] = r.per_token_s * 1e3;
+  j["prefill_ms"] = r.prefill_s * 1e3;
+  j["prefill_compute_ms"] = r.prefill_compute_s * 1e3;
+  j["prefill_comm_ms"] = r.prefill_comm_s * 1e3;
+  j["decode_ms"] = r.decode_s * 1e3;
+  j["decode_compute_ms"] = r.decode_compute_s * 1e3;
+  j["decode_comm_ms"] = r.decode_comm_s * 1e3;
+  j["total_ms"] = r.total_s() * 1e3;
+  j["memory_needed_bytes"] = r.memory_needed_bytes;
+  j["memory_available_bytes"] = sys.MemoryBytes();
+  if (include_plan) {
+    nlohmann::json nodes = nlohmann::json::array();
+    for (const auto& np : r.plan.nodes) {
+      nlohmann::json n;
+      n["node"] = np.node;
+      n["name"] = np.name;
+      n["group"] = np.group;
+      n["capability"] = np.capability;
+      n["batch"] = {np.batch_begin, np.batch_end};
+      nlohmann::json blocks = nlohmann::json::array();
+      for (const auto& b : np.blocks) blocks.push_back(Block(b));
+      n["blocks"] = blocks;
+      nlohmann::json gpus = nlohmann::json::array();
+      for (const auto& g : np.gpus) {
+        nlohmann::json gb = nlohmann::json::array();
+        for (const auto& b : g.blocks) gb.push_back(Block(b));
+        gpus.push_back({{"name", g.name}, {"work_share", g.work_share}, {"blocks", gb}});
+      }
+      n["gpus"] = gpus;
+      nlohmann::json sends = nlohmann::json::array();
+      for (const auto& s : np.sends)
+        sends.push_back({{"layer", s.layer},
+                         {"collective", s.collective},
+                         {"peer", s.peer},
+                         {"bytes", s.bytes}});
+      n["sends"] = sends;
+      n["bytes_sent_per_layer"] = np.bytes_sent_per_layer;
+      nodes.push_back(n);
+    }
+    j["plan"] = {{"bytes_unit", "per decoder layer per decode step"}, {"nodes", nodes}};
+  }
+  return j.dump(2);
+}
+
+std::string RenderChartSvg(const ChartSpec& c) {
+  const double W = 720, H = 360, left = 70, right = 150, top = 40, bottom = 50;
+  const double pw = W - left - right, ph = H - top - bottom;
+  double ymax = c.y_min;
+  for (const auto& s : c.series)
+    for (double v : s.y)
+      if (std::isfinite(v)) ymax = std::max(ymax, v);
+  if (ymax <= c.y_min) ymax = c.y_min + 1.0;
+  // A round top.
+  double range = ymax - c.y_min;
+  double step = std::pow(10.0, std::floor(std::log10(range / 5.0)));
+  for (double m : {1.0, 2.0, 5.0, 10.0})
+    if (range / (step * m) <= 6) {
+      step *= m;
+      break;
+    }
+  double ytop = c.y_min + std::ceil(range / step) * step;
+  const char* colors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"};
+  size_t n = c.x.size();
+  auto X = [&](size_t i) {
+    return c.bars ? left + pw * (i + 0.5) / std::max<size_t>(n, 1)
+                  : left + (n > 1 ? pw * i / (n - 1) : pw / 2);
+  };
+  auto Y = [&](double v) { return top + ph * (1.0 - (v - c.y_min) / (ytop - c.y_min)); };
+  std::ostringstream o;
+  o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << W << "\" height=\"" << H
+    << "\" viewBox=\"0 0 " << W << ' ' << H << "\" font-family=\"sans-serif\" font-size=\"11\">\n";
+  o << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+  o << "<text x=\"" << W / 2 << "\" y=\"20\" text-anchor=\"middle\" font-size=\"14\">"
+    << Escape(c.title) << "</text>\n";
+  for (double v = c.y_min; v <= ytop + step * 1e-9; v += step) {
+    o << "<line x1=\"" << left << "\" x2=\"" << left + pw << "\" y1=\"" << Num(Y(v)) << "\" y2=\""
+      << Num(Y(v)) << "\" stroke=\"#ddd\"/>\n";
+    o << "<text x=\"" << left - 6 << "\" y=\"" << Num(Y(v) + 4) << "\" text-anchor=\"end\">"
+      << Tick(v) << "</text>\n";
+  }
+  size_t label_every = std::max<size_t>(1, n / 16);
+  for (size_t i = 0; i < n; ++i)
+    if (i % label_every == 0 || i + 1 == n)
+      o << "<text x=\"" << Num(X(i)) << "\" y=\"" << top + ph + 16 << "\" text-anchor=\"middle\">"
+        << Escape(c.x[i]) << "</text>\n";
+  o << "<line x1=\"" << left << "\" x2=\"" << left << "\" y1=\"" << top << "\" y2=\"" << top + ph
+    << "\" stroke=\"black\"/>\n";
+  o << "<line x1=\"" << left << "\" x2=\"" << left + pw << "\" y1=\"" << top + ph << "\" y2=\""
+    << top + ph << "\" stroke=\"black\"/>\n";
+  o << "<text x=\"" << left + pw / 2 << "\" y=\"" << H - 10 << "\" text-anchor=\"middle\">"
+    << Escape(c.x_label) << "</text>\n";
+  o << "<text x=\"16\" y=\"" << top + ph / 2
+    << "\" text-anchor=\"middle\" transform=\"rotate(-90 16 " << top + ph / 2 << ")\">"
+    << Escape(c.y_label) << "</text>\n";
+  size_t ns = c.series.size();
+  for (size_t s = 0; s < ns; ++s) {
+    const char* color = colors[s % 6];
+    const auto& ser = c.series[s];
+    if (c.bars) {
+      double group_w = pw / std::max<size_t>(n, 1) * 0.8;
+      double bw = group_w / std::max<size_t>(ns, 1);
+      for (size_t i = 0; i < n && i < ser.y.size(); ++i) {
+        if (!std::isfinite(ser.y[i])) continue;
+        double x0 = X(i) - group_w / 2 + bw * s;
+        o << "<rect x=\"" << Num(x0) << "\" y=\"" << Num(Y(ser.y[i])) << "\" width=\"" << Num(bw)
+          << "\" height=\"" << Num(Y(c.y_min) - Y(ser.y[i])) << "\" fill=\"" << color << "\"/>\n";
+      }
+    } else {
+      o << "<polyline fill=\"none\" stroke=\"" << color << "\" stroke-width=\"2\" points=\"";
+      for (size_t i = 0; i < n && i < ser.y.size(); ++i)
+        if (std::isfinite(ser.y[i])) o << Num(X(i)) << ',' << Num(Y(ser.y[i])) << ' ';
+      o << "\"/>\n";
+    }
+    double ly = top + 14 + 18 * s;
+    o << "<rect x=\"" << left + pw + 12 << "\" y=\"" << ly - 9
+      << "\" width=\"12\" height=\"10\" fill=\"" << color << "\"/>\n";
+    o << "<text x=\"" << left + pw + 30 << "\" y=\"" << ly << "\">" << Escape(ser.name)
+      << "</text>\n";
+  }
+  o << "</svg>\n";
+  return o.str();
+}
+
+StatusOr<std::vector<VolumeRow>> NodeCountVolumeSweep(int max_nodes) {
+  if (max_nodes < 1 || max_nodes > 1024)
+    return InvalidArgument("node sweep needs 1..1024 nodes, got " + std::to_string(max_nodes));
+  std::vector<VolumeRow> rows;
+  for (int n = 1; n <= max_nodes; ++n) {
+    std::vector<double> caps(n, 1.0);
+    VolumeRow r;
+    r.nodes = n;
+    // Per linear layer, Megatron's share is half an all-reduce: b*h (n-1)/n (eq. 1's 1D figure).
+    HX_ASSIGN_OR_RETURN(r.megatron, CommVolumeFraction(TpMethod::kMegatron, caps, n));
+    HX_ASSIGN_OR_RETURN(r.autoddl, CommVolumeFraction(TpMethod::kAutoDdl, caps, n));
+    HX_ASSIGN_OR_RETURN(r.ideal, CommVolumeFraction(TpMethod::kIdeal, caps, n));
+    HX_ASSIGN_OR_RETURN(AutoGroupingResult a, FormGroupsAutoK(caps));
+    r.asymgroup = a.best.cost.total();
+    r.asym_k = a.best.grouping.k();
+    r.autoddl_k = AutoDdlGridRows(n);
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+}  // namespace hx::tp

@@ -1,0 +1,194 @@
+// End-to-end tests of `hexplan models`, `hexplan inspect` and `hexplan export` through the real
+// binary: JSON output, round trips through files, and exit code 2 with a clear message on bad
+// input.
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "testing/cli_runner.h"
+#include "testing/test_paths.h"
+
+namespace hx {
+namespace {
+
+using nlohmann::json;
+using testing::RunCli;
+
+json ParseOrFail(const std::string& text) {
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  EXPECT_FALSE(j.is_discarded()) << "not JSON: " << text.substr(0, 400);
+  return j;
+}
+
+void WriteText(const std::string& path, const std::string& text) {
+  std::ofstream out(path);
+  out << text;
+}
+
+TEST(ModelsCliTest, ListsTheZoo) {
+  auto r = RunCli("models --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = ParseOrFail(r.out);
+  ASSERT_TRUE(j.is_array());
+  std::set<std::string> names;
+  for (const auto& m : j) {
+    names.insert(m.at("name").get<std::string>());
+    EXPECT_GT(m.at("published_params").get<double>(), 0) << m.dump();
+  }
+  for (const char* name : {"gpt2", "gpt2-xl", "openllama-7b", "bert-large", "resnet50", "vgg16",
+                           "gpt3-175b", "lstm", "mobilenet_v2"}) {
+    EXPECT_TRUE(names.count(name)) << name;
+  }
+  auto human = RunCli("models");
+  ASSERT_EQ(human.exit_code, 0) << human.err;
+  EXPECT_NE(human.out.find("gpt2-xl"), std::string::npos);
+}
+
+TEST(InspectCliTest, Gpt2XlJsonSummary) {
+  auto r = RunCli("inspect gpt2-xl --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = ParseOrFail(r.out);
+  for (const char* key : {"name", "num_ops", "num_weights", "params", "param_bytes", "flops",
+                          "critical_path_flops", "op_types"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  EXPECT_NEAR(j["params"].get<double>(), 1.558e9, 0.01 * 1.558e9);
+  EXPECT_EQ(j["param_bytes"].get<double>(), 4 * j["params"].get<double>());
+  EXPECT_GT(j["critical_path_flops"].get<double>(), 0.0);
+  EXPECT_LE(j["critical_path_flops"].get<double>(), j["flops"].get<double>());
+  int64_t total = 0;
+  for (const auto& [type, count] : j["op_types"].items()) total += count.get<int64_t>();
+  EXPECT_EQ(total, j["num_ops"].get<int64_t>());
+  // fp16 halves the bytes, not the count.
+  auto half = RunCli("inspect gpt2-xl --json --dtype fp16");
+  ASSERT_EQ(half.exit_code, 0) << half.err;
+  json h = ParseOrFail(half.out);
+  EXPECT_EQ(h["params"], j["params"]);
+  EXPECT_EQ(h["param_bytes"].get<double>(), 2 * h["params"].get<double>());
+}
+
+TEST(InspectCliTest, HumanSummary) {
+  auto r = RunCli("inspect resnet50");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("parameters"), std::string::npos);
+  EXPECT_NE(r.out.find("critical path"), std::string::npos);
+  EXPECT_NE(r.out.find("Conv"), std::string::npos);
+}
+
+TEST(ExportCliTest, JsonExportInspectsLikeTheZooModel) {
+  const std::string dir = testing::MakeTempDir();
+  auto exported = RunCli("export gpt2 --seq 128 -o " + dir + "/gpt2.json");
+  ASSERT_EQ(exported.exit_code, 0) << exported.err;
+  auto zoo = RunCli("inspect gpt2 --seq 128 --json");
+  auto file = RunCli("inspect " + dir + "/gpt2.json --json");
+  ASSERT_EQ(zoo.exit_code, 0) << zoo.err;
+  ASSERT_EQ(file.exit_code, 0) << file.err;
+  json a = ParseOrFail(zoo.out), b = ParseOrFail(file.out);
+  EXPECT_EQ(a, b);  // every field, name included
+  // Exporting the file again gives the same bytes.
+  auto again = RunCli("export " + dir + "/gpt2.json -o " + dir + "/again.json");
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  std::ifstream f1(dir + "/gpt2.json"), f2(dir + "/again.json");
+  std::string s1((std::istreambuf_iterator<char>(f1)), {}),
+      s2((std::istreambuf_iterator<char>(f2)), {});
+  EXPECT_EQ(s1, s2);
+  std::remove((dir + "/gpt2.json").c_str());
+  std::remove((dir + "/again.json").c_str());
+}
+
+TEST(ExportCliTest, OnnxExportKeepsTheParameters) {
+  const std::string dir = testing::MakeTempDir();
+  auto exported = RunCli("export resnet50 -o " + dir + "/r.onnx");
+  ASSERT_EQ(exported.exit_code, 0) << exported.err;
+  auto zoo = RunCli("inspect resnet50 --json");
+  auto file = RunCli("inspect " + dir + "/r.onnx --json");
+  ASSERT_EQ(file.exit_code, 0) << file.err;
+  EXPECT_EQ(ParseOrFail(zoo.out)["params"], ParseOrFail(file.out)["params"]);
+  EXPECT_EQ(ParseOrFail(zoo.out)["num_ops"], ParseOrFail(file.out)["num_ops"]);
+  std::remove((dir + "/r.onnx").c_str());
+}
+
+TEST(InspectCliTest, EfficientMipWorkload) {
+  const std::string path = testing::SharedDataDir() +
+                           "/placement/dnn-partitioning/latency-inputs/LayerGraphs/"
+                           "bert24_inference.json";
+  auto r = RunCli("inspect '" + path + "' --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = ParseOrFail(r.out);
+  EXPECT_EQ(j["num_ops"], 32);
+  EXPECT_EQ(j["num_edges"], 55);
+  EXPECT_EQ(j["name"], "bert24_inference");
+}
+
+TEST(InspectCliTest, BadInputExitsTwoWithTheFileAndField) {
+  const std::string dir = testing::MakeTempDir();
+  struct Case {
+    std::string file;
+    std::string text;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {"truncated.json", R"({"format": "hexplan-graph", "version": 1, "tens)", "not valid JSON"},
+      {"types.json",
+       R"({"format": "hexplan-graph", "version": 1, "tensors": [{"name": "x", "dtype": "fp32",
+           "shape": [1]}], "nodes": [{"name": "x", "kind": "input"},
+           {"name": "r", "kind": "op", "op_type": "Relu", "inputs": [7], "outputs": []}]})",
+       "types.json: nodes[1].inputs[0]: expected a string, got number 7"},
+      {"negative.json",
+       R"({"format": "hexplan-graph", "version": 1, "tensors": [{"name": "x", "dtype": "fp32",
+           "shape": [-1]}], "nodes": []})",
+       "negative.json: tensors[0].shape[0]: negative dimension -1"},
+      {"dangling.json",
+       R"({"format": "hexplan-graph", "version": 1, "tensors": [{"name": "x", "dtype": "fp32",
+           "shape": [1]}], "nodes": [{"kind": "output", "inputs": ["x"]}]})",
+       "dangling.json: nodes[0].inputs[0]: tensor 'x' has no producer (dangling edge)"},
+      {"cycle.json",
+       R"({"format": "hexplan-graph", "version": 1, "tensors": [
+           {"name": "a", "dtype": "fp32", "shape": [1]}, {"name": "b", "dtype": "fp32", "shape": [1]}],
+           "nodes": [{"name": "p", "kind": "op", "op_type": "Relu", "inputs": ["a"], "outputs": ["b"]},
+                     {"name": "q", "kind": "op", "op_type": "Relu", "inputs": ["b"], "outputs": ["a"]}]})",
+       "cycle.json: graph: the graph has a cycle: p -> q -> p"},
+      {"mip.json",
+       R"({"maxSizePerFPGA": 1, "maxFPGAs": 1, "maxCPUs": 1, "nodes": [{"id": 1, "name": "a",
+           "supportedOnFpga": 1, "cpuLatency": 1, "fpgaLatency": "x", "isBackwardNode": false,
+           "size": 1}], "edges": []})",
+       "mip.json: nodes[0].fpgaLatency: expected a number, got string"},
+      {"garbage.onnx", "this is not a protobuf", "garbage.onnx"},
+  };
+  for (const Case& c : cases) {
+    WriteText(dir + "/" + c.file, c.text);
+    for (const char* command : {"inspect ", "export -o /dev/null/x.json "}) {
+      const std::string cmd = command + dir + "/" + c.file + (command[0] == 'i' ? " --json" : "");
+      auto r = RunCli(cmd);
+      EXPECT_EQ(r.exit_code, 2) << cmd << "\n" << r.err;
+      EXPECT_NE(r.err.find(c.expected), std::string::npos) << cmd << "\nstderr: " << r.err;
+      EXPECT_EQ(r.err.find("terminate"), std::string::npos) << r.err;
+    }
+    std::remove((dir + "/" + c.file).c_str());
+  }
+  auto missing = RunCli("inspect " + dir + "/missing.json");
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find(dir + "/missing.json"), std::string::npos) << missing.err;
+  auto unknown = RunCli("inspect gpt5");
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.err.find("gpt2-xl"), std::string::npos) << "lists the zoo: " << unknown.err;
+  auto dtype = RunCli("inspect gpt2 --dtype int7");
+  EXPECT_EQ(dtype.exit_code, 2);
+  EXPECT_NE(dtype.err.find("--dtype"), std::string::npos) << dtype.err;
+  auto ext = RunCli("export gpt2 -o " + dir + "/gpt2.txt");
+  EXPECT_EQ(ext.exit_code, 2);
+  EXPECT_NE(ext.err.find("gpt2.txt"), std::string::npos) << ext.err;
+  EXPECT_EQ(RunCli("inspect").exit_code, 2);
+  EXPECT_EQ(RunCli("inspect gpt2 --batch 0").exit_code, 2);
+  for (const char* help : {"--help", "models --help", "inspect --help", "export --help"}) {
+    auto h = RunCli(help);
+    EXPECT_EQ(h.exit_code, 0) << help;
+    EXPECT_FALSE(h.out.empty()) << help;
+  }
+}
+
+}  // namespace
+}  // namespace hx

@@ -1,0 +1,163 @@
+#include "hexplan/cost/profile.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "hexplan/core/file_util.h"
+#include "testing/graph_builders.h"
+
+namespace hx::cost {
+namespace {
+
+Profile SampleProfile() {
+  Profile p;
+  p.SetNodeTime("op0", "gpu0", 1.5e-3);
+  p.SetNodeTime("op0", "V100-SXM2-32GB", 0.1);
+  p.SetNodeUnsupported("op1", "cpu");
+  p.SetSignatureTime("MatMul|fp32|[8,64]x[64,64]", "*", 3.25e-6);
+  p.SetSignatureUnsupported("Add|fp16|[1]x[1]", "T4");
+  p.SetTransferTime("c3", "dev0", "dev1", 0.25);
+  p.SetNodeMemory("op0", 4096);
+  return p;
+}
+
+void ExpectSame(const Profile& a, const Profile& b) {
+  EXPECT_EQ(a.node_times(), b.node_times());
+  EXPECT_EQ(a.signature_times(), b.signature_times());
+  EXPECT_EQ(a.transfer_times(), b.transfer_times());
+  EXPECT_EQ(a.node_memory(), b.node_memory());
+}
+
+TEST(ProfileTest, JsonRoundTrip) {
+  Profile p = SampleProfile();
+  EXPECT_EQ(p.num_entries(), 7u);
+  auto back = Profile::FromJson(p.ToJson(), "p.json");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  ExpectSame(p, *back);
+  EXPECT_TRUE(std::isinf(back->node_times().at("op1").at("cpu")));
+}
+
+TEST(ProfileTest, CsvRoundTripIncludingQuotedSignatures) {
+  Profile p = SampleProfile();
+  std::string csv = p.ToCsv();
+  EXPECT_NE(csv.find("\"MatMul|fp32|[8,64]x[64,64]\""), std::string::npos);
+  auto back = Profile::FromCsv(csv, "p.csv");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  ExpectSame(p, *back);
+}
+
+TEST(ProfileTest, MinimalCsvWithOnlySomeColumns) {
+  auto p = Profile::FromCsv("device,node,seconds\ngpu0,a,0.5\n\ncpu,b,2\n", "t.csv");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->node_times().at("a").at("gpu0"), 0.5);
+  EXPECT_EQ(p->node_times().at("b").at("cpu"), 2.0);
+}
+
+TEST(ProfileTest, LookupOrder) {
+  graph::Graph g = testing::MakeChain(2, 64, 8);
+  NodeId op0 = g.Ops()[0];
+  NodeId op1 = g.Ops()[1];
+  Profile p;
+  std::string sig = OpSignature(g, op0);
+  ASSERT_EQ(sig, OpSignature(g, op1));  // identical MatMuls share a signature
+  p.SetSignatureTime(sig, "*", 4.0);
+  p.SetSignatureTime(sig, "gpu", 3.0);
+  p.SetNodeTime(g.node(op0).name, "A100", 2.0);
+  p.SetNodeTime(g.node(op0).name, "gpu7", 1.0);
+  EXPECT_EQ(*p.OpTime(g, op0, "gpu7", "A100"), 1.0);
+  EXPECT_EQ(*p.OpTime(g, op0, "gpu1", "A100"), 2.0);
+  auto hit = p.FindOpTime(g, op0, "gpu1", "T4", "gpu");
+  ASSERT_TRUE(hit);
+  EXPECT_EQ(hit->seconds, 3.0);
+  EXPECT_EQ(hit->matched_by, ProfileMatch::kDeviceKind);
+  EXPECT_FALSE(hit->by_node_name);
+  hit = p.FindOpTime(g, op1, "cpu0", "Xeon", "cpu");
+  ASSERT_TRUE(hit);
+  EXPECT_EQ(hit->seconds, 4.0);
+  EXPECT_EQ(hit->matched_by, ProfileMatch::kAnyDevice);
+  Profile empty;
+  EXPECT_FALSE(empty.OpTime(g, op0, "gpu0", "A100"));
+  EXPECT_TRUE(empty.empty());
+}
+
+TEST(ProfileTest, MergeLetsTheOtherWin) {
+  Profile a;
+  a.SetNodeTime("x", "gpu0", 1.0);
+  a.SetNodeTime("y", "gpu0", 1.0);
+  Profile b;
+  b.SetNodeTime("x", "gpu0", 2.0);
+  a.Merge(b);
+  EXPECT_EQ(a.node_times().at("x").at("gpu0"), 2.0);
+  EXPECT_EQ(a.node_times().at("y").at("gpu0"), 1.0);
+}
+
+struct BadInput {
+  const char* text;
+  const char* expected;  // substring of the error
+};
+
+class ProfileJsonErrorTest : public ::testing::TestWithParam<BadInput> {};
+
+TEST_P(ProfileJsonErrorTest, NamesTheFieldOrLine) {
+  auto p = Profile::FromJson(GetParam().text, "prof.json");
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("prof.json"), std::string::npos) << p.status().message();
+  EXPECT_NE(p.status().message().find(GetParam().expected), std::string::npos)
+      << p.status().message();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Bad, ProfileJsonErrorTest,
+    ::testing::Values(
+        BadInput{"{\n\"ops\": [\n  {\"node\": \"a\",, }\n]}", "prof.json:3"},
+        BadInput{R"({"format": "other"})", "format"},
+        BadInput{R"({"ops": [{"node": "a", "device": "g", "seconds": -1}]})", "ops[0].seconds"},
+        BadInput{R"({"ops": [{"node": "a", "seconds": 1}]})", "ops[0].device"},
+        BadInput{R"({"ops": [{"node": "a", "signature": "s", "device": "g",
+                                  "seconds": 1}]})",
+                 "exactly one"},
+        BadInput{R"({"ops": [{}, {"node": "a", "device": "g", "seconds": "x"}]})", "ops[0]"},
+        BadInput{R"({"transfers": [{"node": "a", "src": "g", "seconds": 1}]})", "transfers[0].dst"},
+        BadInput{R"({"memory": [{"node": "a", "bytes": 1.5}]})", "memory[0].bytes"}));
+
+class ProfileCsvErrorTest : public ::testing::TestWithParam<BadInput> {};
+
+TEST_P(ProfileCsvErrorTest, NamesTheLineAndField) {
+  auto p = Profile::FromCsv(GetParam().text, "prof.csv");
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find(GetParam().expected), std::string::npos)
+      << p.status().message();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Bad, ProfileCsvErrorTest,
+    ::testing::Values(BadInput{"node,device,seconds\na,g,1\nb,g,abc\n", "prof.csv:3: seconds"},
+                      BadInput{"node,device,speed\n", "prof.csv:1: unknown column \"speed\""},
+                      BadInput{"device,seconds\n", "needs a \"node\" or \"signature\""},
+                      BadInput{"node,device,seconds\na,,1\n", "prof.csv:2: device"},
+                      BadInput{"node,signature,device,seconds\na,s,g,1\n", "exactly one"},
+                      BadInput{"node,device,seconds,supported\na,g,,maybe\n",
+                               "prof.csv:2: supported"},
+                      BadInput{"node,device,seconds\n\"a,g,1\n", "unterminated"},
+                      BadInput{"", "empty file"}));
+
+TEST(ProfileTest, ReadAndWriteFilesByExtension) {
+  Profile p = SampleProfile();
+  std::string dir = ::testing::TempDir();
+  for (const char* name : {"hx_profile_test.json", "hx_profile_test.csv"}) {
+    std::string path = dir + "/" + name;
+    ASSERT_TRUE(p.WriteFile(path).ok());
+    auto back = Profile::ReadFile(path);
+    ASSERT_TRUE(back.ok()) << back.status().ToString();
+    ExpectSame(p, *back);
+    std::remove(path.c_str());
+  }
+  auto missing = Profile::ReadFile(dir + "/no_such_profile.json");
+  EXPECT_FALSE(missing.ok());
+}
+
+}  // namespace
+}  // namespace hx::cost

@@ -1,0 +1,143 @@
+// Summary, JSON, DOT and SVG of every preset; the SVG is well-formed (xmllint) and renders
+// (rsvg-convert).
+
+#include "hexplan/hw/cluster_render.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "hexplan/hw/presets.h"
+#include "testing/cli_runner.h"
+
+namespace hx::hw {
+namespace {
+
+using ::testing::HasSubstr;
+
+bool HaveTool(const char* tool) {
+  std::string cmd = std::string("command -v ") + tool + " >/dev/null 2>&1";
+  return std::system(cmd.c_str()) == 0;
+}
+
+TEST(ClusterRender, EveryPresetDraws) {
+  std::string dir = testing::MakeTempDir();
+  std::string files;
+  for (const PresetInfo& p : ClusterPresets()) {
+    SCOPED_TRACE(p.name);
+    auto c = LoadCluster(p.name);
+    ASSERT_TRUE(c.ok()) << c.status().message();
+    std::string svg = ClusterToSvg(*c);
+    EXPECT_THAT(svg, HasSubstr("<svg"));
+    EXPECT_THAT(svg, HasSubstr("</svg>"));
+    for (DeviceId d : c->DeviceIds()) EXPECT_THAT(svg, HasSubstr(">" + c->device(d).name + "<"));
+    std::string dot = ClusterToDot(*c);
+    EXPECT_THAT(dot, HasSubstr("digraph"));
+    EXPECT_EQ(std::count(dot.begin(), dot.end(), '{'), std::count(dot.begin(), dot.end(), '}'));
+    EXPECT_THAT(ClusterSummary(*c), HasSubstr(c->name()));
+    std::string name = p.name;
+    std::replace_if(
+        name.begin(), name.end(), [](char ch) { return !std::isalnum(ch); }, '_');
+    std::string path = dir + "/" + name + ".svg";
+    std::ofstream(path) << svg;
+    files += " '" + path + "'";
+  }
+  if (!HaveTool("xmllint") || !HaveTool("rsvg-convert")) {
+    GTEST_SKIP() << "xmllint or rsvg-convert missing (scripts/install-deps.sh)";
+  }
+  // Every drawing is well-formed XML; a single-node and a networked layout render to a PNG.
+  EXPECT_EQ(std::system(("xmllint --noout" + files).c_str()), 0);
+  for (const char* name : {"sortinghat_v100", "asym_S8"}) {
+    SCOPED_TRACE(name);
+    std::string png = dir + "/" + name + ".png";
+    std::string cmd = "rsvg-convert -o '" + png + "' '" + dir + "/" + name + ".svg'";
+    EXPECT_EQ(std::system(cmd.c_str()), 0);
+    std::ifstream in(png, std::ios::binary | std::ios::ate);
+    EXPECT_GT(static_cast<long>(in.tellg()), 1000);
+  }
+}
+
+TEST(ClusterRender, JsonHasDevicesLinksAndMatrix) {
+  auto c = LoadCluster("sortinghat-v100");
+  ASSERT_TRUE(c.ok());
+  auto j = nlohmann::json::parse(ClusterToJson(*c));
+  ASSERT_EQ(j["devices"].size(), 4u);
+  const auto& d0 = j["devices"][0];
+  EXPECT_EQ(d0["name"], "gpu0");
+  EXPECT_EQ(d0["kind"], "gpu");
+  EXPECT_EQ(d0["node"], "node0");
+  EXPECT_EQ(d0["memory_bytes"], int64_t{32} << 30);
+  ASSERT_EQ(j["links"].size(), c->num_links());
+  bool saw_nvlink = false;
+  for (const auto& l : j["links"]) {
+    EXPECT_GT(l["bandwidth_bytes_per_s"].get<double>(), 0);
+    EXPECT_GE(l["latency_s"].get<double>(), 0);
+    if (l["a"] == "gpu0" && l["b"] == "gpu3") {
+      saw_nvlink = true;
+      EXPECT_EQ(l["kind"], "nvlink");
+      EXPECT_EQ(l["count"], 2);
+      EXPECT_DOUBLE_EQ(l["bandwidth_bytes_per_s"].get<double>(), 50e9);
+    }
+  }
+  EXPECT_TRUE(saw_nvlink);
+  const auto& m = j["bandwidth_matrix"];
+  EXPECT_TRUE(m["bytes_per_s"][0][0].is_null());
+  EXPECT_DOUBLE_EQ(m["bytes_per_s"][0][3].get<double>(), 50e9);
+  EXPECT_DOUBLE_EQ(m["bytes_per_s"][0][2].get<double>(), 25e9);
+}
+
+TEST(ClusterRender, SummaryShowsTheMatrix) {
+  auto c = LoadCluster("moirai-inter");
+  ASSERT_TRUE(c.ok());
+  std::string s = ClusterSummary(*c);
+  EXPECT_THAT(s, HasSubstr("gpuA"));
+  EXPECT_THAT(s, HasSubstr("5.53"));  // 44.26 Gbit/s = 5.5325 GB/s, A -> B
+  EXPECT_THAT(s, HasSubstr("infiniband"));
+  auto big = LoadCluster("asym:nodes=40");
+  ASSERT_TRUE(big.ok());
+  EXPECT_THAT(ClusterSummary(*big), HasSubstr("matrix omitted"));
+}
+
+TEST(TopoCli, PrintsWritesAndFailsWithExit2) {
+  std::string dir = testing::MakeTempDir();
+  auto r = testing::RunCli("topo sortinghat-v100 --json --svg " + dir + "/t.svg --dot " + dir +
+                           "/t.dot");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["devices"].size(), 4u);
+  std::ifstream svg(dir + "/t.svg");
+  EXPECT_TRUE(svg.good());
+  std::ifstream dot(dir + "/t.dot");
+  EXPECT_TRUE(dot.good());
+
+  auto text = testing::RunCli("topo moirai-intra");
+  EXPECT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_THAT(text.out, HasSubstr("bottleneck bandwidth"));
+
+  auto list = testing::RunCli("topo --list");
+  EXPECT_EQ(list.exit_code, 0);
+  EXPECT_THAT(list.out, HasSubstr("asym:S8"));
+
+  auto smi = testing::RunCli(
+      "topo --from-nvidia-smi tests/hw/fixtures/dgx_a100_topo.txt --gpu-names "
+      "tests/hw/fixtures/dgx_a100_gpu_names.csv --json");
+  EXPECT_EQ(smi.exit_code, 0) << smi.err;
+  EXPECT_THAT(smi.out, HasSubstr("A100-SXM4-40GB"));
+
+  std::string bad = dir + "/bad.yaml";
+  std::ofstream(bad) << "nodes:\n  - name: n\n    devices:\n      - {name: g, model: T4}\n"
+                        "links:\n  - {a: host, b: g, bandwidth: -1GB/s}\n";
+  auto e = testing::RunCli("topo " + bad);
+  EXPECT_EQ(e.exit_code, 2);
+  EXPECT_THAT(e.err, HasSubstr(bad + ":6:"));
+  EXPECT_EQ(testing::RunCli("topo no-such-preset").exit_code, 2);
+  EXPECT_EQ(testing::RunCli("topo").exit_code, 2);
+}
+
+}  // namespace
+}  // namespace hx::hw

@@ -1,0 +1,229 @@
+#include "hexplan/share/deploy.h"
+
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <tuple>
+
+#include "hexplan/share/reconfigure.h"
+#include "hexplan/share/serving_sim.h"
+#include "share/share_test_util.h"
+#include "testing/cli_runner.h"
+
+namespace hx::share {
+namespace {
+
+SharePlan Plan(const ShareProblem& problem, const std::string& algo) {
+  ShareOptions o;
+  o.algo = algo;
+  auto p = PlanShare(problem, o);
+  HX_CHECK(p.ok());
+  return *p;
+}
+
+TEST(DeployTest, MigPartedConfigFollowsTheSchema) {
+  const ShareProblem problem = testing::Scenario("S4");
+  const SharePlan plan = Plan(problem, "hexplan");
+  auto yaml = MigPartedYaml(problem, plan, "hexplan-s4");
+  ASSERT_TRUE(yaml.ok()) << yaml.status().message();
+  YAML::Node root = YAML::Load(*yaml);
+  EXPECT_EQ(root["version"].as<std::string>(), "v1");
+  ASSERT_TRUE(root["mig-configs"].IsMap());
+  YAML::Node cfg = root["mig-configs"]["hexplan-s4"];
+  ASSERT_TRUE(cfg.IsSequence());
+  ASSERT_EQ(cfg.size(), plan.gpus.size());
+  std::set<std::string> names;
+  for (const auto& p : problem.gpu.profiles) names.insert(p.name);
+  for (size_t g = 0; g < cfg.size(); ++g) {
+    const YAML::Node e = cfg[g];
+    ASSERT_TRUE(e["devices"].IsSequence());
+    EXPECT_EQ(e["devices"][0].as<int>(), static_cast<int>(g));
+    EXPECT_TRUE(e["mig-enabled"].as<bool>());
+    ASSERT_TRUE(e["mig-devices"].IsMap());
+    int instances = 0, gpcs = 0;
+    for (const auto& kv : e["mig-devices"]) {
+      const std::string name = kv.first.as<std::string>();
+      EXPECT_TRUE(names.count(name)) << name;
+      instances += kv.second.as<int>();
+      gpcs += kv.second.as<int>() * (name[0] - '0');
+    }
+    EXPECT_EQ(instances, static_cast<int>(plan.gpus[g].segments.size()));
+    EXPECT_EQ(gpcs, plan.gpus[g].Gpcs());
+    EXPECT_LE(gpcs, 7);
+  }
+}
+
+TEST(DeployTest, PlacementsAndScriptCoverEverySegmentLargestFirst) {
+  const ShareProblem problem = testing::Scenario("S3");
+  const SharePlan plan = Plan(problem, "parvagpu");
+  auto rows = Placements(problem, plan);
+  ASSERT_TRUE(rows.ok());
+  size_t segs = 0;
+  for (const auto& g : plan.gpus) segs += g.segments.size();
+  ASSERT_EQ(rows->size(), segs);
+  for (size_t i = 1; i < rows->size(); ++i) {
+    if ((*rows)[i].gpu == (*rows)[i - 1].gpu) {
+      EXPECT_LE((*rows)[i].profile[0], (*rows)[i - 1].profile[0]);  // largest first
+    }
+  }
+  auto script = DeploymentScript(problem, plan);
+  ASSERT_TRUE(script.ok());
+  size_t cgi = 0, mps = 0;
+  std::istringstream in(*script);
+  for (std::string line; std::getline(in, line);) {
+    if (line.find(" -cgi ") != std::string::npos) ++cgi;
+    if (line.find("nvidia-cuda-mps-control -d") != std::string::npos) ++mps;
+  }
+  EXPECT_EQ(cgi, segs);
+  EXPECT_EQ(mps, segs);
+}
+
+TEST(DeployTest, InvalidLayoutsAndMpsPlansAreRefused) {
+  const ShareProblem problem = testing::Scenario("S1");
+  SharePlan plan = Plan(problem, "parvagpu");
+  plan.gpus[0].segments[0].start = 3;  // no profile starts a 3g/4g/7g at 3; a 1g overlaps
+  plan.gpus[0].segments.push_back(plan.gpus[0].segments[0]);
+  EXPECT_FALSE(MigPartedYaml(problem, plan, "x").ok());
+  EXPECT_FALSE(DeploymentScript(problem, plan).ok());
+  EXPECT_FALSE(MigPartedYaml(problem, Plan(problem, "gpulet"), "x").ok());
+  ShareOptions o;
+  EXPECT_FALSE(PlanViolations(problem, o, plan).empty());
+}
+
+TEST(DeployTest, JsonAndSvgDescribeThePlan) {
+  const ShareProblem problem = testing::Scenario("S2");
+  const SharePlan plan = Plan(problem, "hexplan");
+  ShareOptions o;
+  auto j = nlohmann::json::parse(PlanJson(problem, o, plan));
+  EXPECT_EQ(j["gpus"].get<int>(), static_cast<int>(plan.gpus.size()));
+  for (const char* key :
+       {"gpcs", "external_fragmentation", "scheduling_time_ms", "slo_violations", "layout"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  EXPECT_TRUE(j["slo_violations"].empty());
+  const auto& seg = j["layout"][0]["segments"][0];
+  for (const char* key : {"service", "profile", "start", "batch", "processes"}) {
+    EXPECT_TRUE(seg.contains(key)) << key;
+  }
+  const std::string svg = PlanSvg(problem, plan, "S2");
+  size_t boxes = 0;
+  for (size_t p = svg.find("<title>"); p != std::string::npos; p = svg.find("<title>", p + 1))
+    ++boxes;
+  size_t segs = 0;
+  for (const auto& g : plan.gpus) segs += g.segments.size();
+  EXPECT_EQ(boxes, segs);
+  EXPECT_EQ(svg.rfind("</svg>"), svg.size() - 7);
+}
+
+TEST(ServingSimTest, PlansMeetTheirSlosUnderPoissonArrivals) {
+  const ShareProblem problem = testing::Scenario("S3");
+  const SharePlan plan = Plan(problem, "hexplan");
+  ServingSimOptions o;
+  o.duration_s = 2;
+  auto r = SimulateServing(problem, plan, o);
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->services.size(), problem.services.size());
+  for (const auto& s : r->services) {
+    EXPECT_GT(s.requests, 0) << s.service;
+    EXPECT_LE(s.p50_ms, s.p95_ms);
+    EXPECT_LE(s.p95_ms, s.p99_ms);
+    EXPECT_LE(s.p99_ms, s.max_ms);
+  }
+  EXPECT_GT(r->slo_compliance, 0.95);
+  // Deterministic for a seed.
+  auto again = SimulateServing(problem, plan, o);
+  EXPECT_EQ(again->services[3].requests, r->services[3].requests);
+  EXPECT_DOUBLE_EQ(again->services[3].p99_ms, r->services[3].p99_ms);
+}
+
+TEST(ServingSimTest, HalvingTheCapacityBreaksTheSlos) {
+  ShareProblem problem = testing::Scenario("S3");
+  const SharePlan plan = Plan(problem, "hexplan");
+  for (auto& s : problem.services) s.rate *= 2;  // the plan now has half the capacity it needs
+  ServingSimOptions o;
+  o.duration_s = 2;
+  auto r = SimulateServing(problem, plan, o);
+  ASSERT_TRUE(r.ok());
+  EXPECT_LT(r->slo_compliance, 0.5);
+  o.arrivals = "bursty";
+  EXPECT_TRUE(SimulateServing(problem, plan, o).ok());
+  o.arrivals = "uniform";
+  EXPECT_FALSE(SimulateServing(problem, plan, o).ok());
+}
+
+TEST(ReconfigureTest, AChangedRateTouchesOnlyTheGpusThatMustChange) {
+  const ShareProblem problem = testing::Scenario("S4");
+  const SharePlan plan = Plan(problem, "parvagpu");
+  auto change = ParseServiceChange("resnet50:rate=3000");
+  ASSERT_TRUE(change.ok());
+  auto r = Reconfigure(problem, plan, ShareOptions{}, *change);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ShareOptions o;
+  EXPECT_TRUE(PlanViolations(r->problem, o, r->plan).empty());
+  // Untouched GPUs keep exactly their segments; touched GPUs changed and held resnet50 before or
+  // after (its segments are the only ones that move).
+  int sid = 0;
+  while (problem.services[sid].name != "resnet50") ++sid;
+  auto key = [](const GpuAssignment& g) {
+    std::vector<std::tuple<int, int, int, int>> k;
+    for (const auto& s : g.segments)
+      k.emplace_back(s.start, s.service, s.triplet.gpcs, s.triplet.batch);
+    std::sort(k.begin(), k.end());
+    return k;
+  };
+  auto holds = [&](const SharePlan& p, size_t g) {
+    return g < p.gpus.size() &&
+           std::any_of(p.gpus[g].segments.begin(), p.gpus[g].segments.end(),
+                       [&](const PlacedSegment& s) { return s.service == sid; });
+  };
+  std::set<int> touched(r->touched.begin(), r->touched.end());
+  ASSERT_FALSE(touched.empty());
+  EXPECT_LT(touched.size(), plan.gpus.size());
+  for (size_t g = 0; g < std::max(plan.gpus.size(), r->plan.gpus.size()); ++g) {
+    if (touched.count(static_cast<int>(g))) {
+      EXPECT_TRUE(holds(plan, g) || holds(r->plan, g)) << "GPU " << g;
+    } else {
+      ASSERT_LT(g, r->plan.gpus.size());
+      ASSERT_LT(g, plan.gpus.size());
+      EXPECT_EQ(key(r->plan.gpus[g]), key(plan.gpus[g])) << "GPU " << g;
+    }
+  }
+  EXPECT_FALSE(ParseServiceChange("resnet50").ok());
+  EXPECT_FALSE(ParseServiceChange("resnet50:speed=3").ok());
+  EXPECT_FALSE(Reconfigure(problem, plan, o, {"nobody", 10, 0}).ok());
+}
+
+TEST(ShareCliTest, DefaultsRunScenarioS3FromTheRepoRoot) {
+  const std::string dir = hx::testing::MakeTempDir();
+  auto r = hx::testing::RunCli("share --scenario S3 --json --algo parvagpu --mig-parted " + dir +
+                               "/mig.yaml --svg " + dir + "/map.svg");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_GT(j["gpus"].get<int>(), 0);
+  EXPECT_TRUE(j["slo_violations"].empty());
+  EXPECT_EQ(YAML::LoadFile(dir + "/mig.yaml")["version"].as<std::string>(), "v1");
+  EXPECT_TRUE(std::filesystem::exists(dir + "/map.svg"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ShareCliTest, BadInputsExitTwoWithAClearMessage) {
+  auto r = hx::testing::RunCli("share --scenario S9");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("S9"), std::string::npos);
+  r = hx::testing::RunCli("share --gpu v100");
+  EXPECT_EQ(r.exit_code, 2);
+  const std::string dir = hx::testing::MakeTempDir();
+  r = hx::testing::RunCli("share --algo gpulet --mig-parted " + dir + "/m.yaml");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_FALSE(std::filesystem::exists(dir + "/m.yaml"));
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace hx::share

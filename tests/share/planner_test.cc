@@ -1,0 +1,196 @@
+#include "hexplan/share/planner.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "hexplan/share/allocator.h"
+#include "hexplan/share/configurator.h"
+#include "hexplan/share/exact.h"
+#include "share/share_test_util.h"
+
+namespace hx::share {
+namespace {
+
+ServiceProfile HandProfile() {
+  ServiceProfile p;
+  p.model = "hand";
+  auto add = [&](int g, int b, int k, double tp, double lat) {
+    p.points.push_back({g, b, k, tp, lat});
+  };
+  add(1, 1, 1, 100, 5);
+  add(1, 4, 1, 300, 12);  // too slow for a 10 ms limit
+  add(1, 2, 2, 250, 9);
+  add(2, 4, 1, 500, 8);
+  add(3, 8, 1, 900, 30);  // too slow
+  add(3, 4, 2, 700, 9);
+  add(7, 8, 3, 2000, 9.5);
+  return p;
+}
+
+TEST(ConfiguratorTest, TripletDecisionTakesTheFastestThroughputUnderTheLimit) {
+  const TripletArray t = TripletDecision(HandProfile(), 10, 0);
+  EXPECT_EQ(t[0].batch, 2);
+  EXPECT_EQ(t[0].processes, 2);
+  EXPECT_DOUBLE_EQ(t[0].throughput, 250);
+  EXPECT_DOUBLE_EQ(t[1].throughput, 500);
+  EXPECT_DOUBLE_EQ(t[2].throughput, 700);
+  EXPECT_FALSE(t[3].valid());  // no 4g point
+  EXPECT_DOUBLE_EQ(t[4].throughput, 2000);
+  // One process only (parvagpu-single): the 1g best is the batch-1 point.
+  EXPECT_DOUBLE_EQ(TripletDecision(HandProfile(), 10, 1)[0].throughput, 100);
+  // The limit is strict: a 9 ms point does not qualify under 9 ms.
+  EXPECT_DOUBLE_EQ(TripletDecision(HandProfile(), 9, 0)[0].throughput, 100);
+}
+
+TEST(ConfiguratorTest, DemandMatchingUsesTheBestPerGpcThenTheSmallestCover) {
+  const TripletArray t = TripletDecision(HandProfile(), 10, 0);
+  // Best throughput per GPC: 7g (2000/7). 4600 = 2 x 2000 + 600, and 3g (700) is the smallest
+  // size covering 600.
+  auto segs = DemandMatching(3, 4600, t);
+  ASSERT_EQ(segs.size(), 3u);
+  EXPECT_EQ(segs[0].triplet.gpcs, 7);
+  EXPECT_EQ(segs[1].triplet.gpcs, 7);
+  EXPECT_EQ(segs[2].triplet.gpcs, 3);
+  EXPECT_EQ(segs[2].service, 3);
+  // A small rate: no optimal segment, one small last segment.
+  segs = DemandMatching(0, 240, t);
+  ASSERT_EQ(segs.size(), 1u);
+  EXPECT_EQ(segs[0].triplet.gpcs, 1);
+  // An exact multiple needs no last segment.
+  EXPECT_EQ(DemandMatching(0, 4000, t).size(), 2u);
+}
+
+TEST(ConfiguratorTest, MinimalCoversAreMinimalAndCover) {
+  const TripletArray t = TripletDecision(HandProfile(), 10, 0);
+  const auto covers = MinimalCovers(1200, t);
+  ASSERT_FALSE(covers.empty());
+  for (const auto& c : covers) {
+    double cap = 0;
+    for (int i = 0; i < kNumInstanceSizes; ++i) cap += c.n[i] * t[i].throughput;
+    EXPECT_GE(cap, 1200);
+    for (int i = 0; i < kNumInstanceSizes; ++i) {
+      if (c.n[i] > 0) EXPECT_LT(cap - t[i].throughput, 1200);
+    }
+  }
+  // The cheapest take 5 GPCs (e.g. 2g + 2g + 1g = 1250, or 3g + 2g = 1200); 7g alone takes 7.
+  EXPECT_EQ(covers.front().Gpcs(), 5);
+}
+
+TEST(AllocatorTest, RelocationPlacesLargestFirstAtPreferredSlots) {
+  const GpuModel gpu = *GetGpuModel("a100-80gb");
+  auto seg = [](int gpcs) { return Segment{0, Triplet{gpcs, 1, 1, 1, 1}}; };
+  std::vector<GpuAssignment> gpus;
+  AllocateSegments(gpu, {seg(3), seg(3), seg(2), seg(1), seg(1), seg(1), seg(4)}, &gpus);
+  ASSERT_EQ(gpus.size(), 3u);
+  EXPECT_EQ(LayoutString(gpus[0].ToLayout()), "4-3");
+  EXPECT_EQ(gpus[0].segments[1].start, 4);  // 3g prefers slot 4
+  EXPECT_EQ(LayoutString(gpus[1].ToLayout()), "2-1-1-3");
+  EXPECT_EQ(LayoutString(gpus[2].ToLayout()), "1");
+  for (const auto& g : gpus) EXPECT_TRUE(ValidateLayout(gpu, g.ToLayout()).ok());
+  EXPECT_EQ(PreferredStarts(2), (std::vector<int>{0, 2, 4}));
+}
+
+TEST(AllocatorTest, OptimizationSplitsALightGpuIntoTheFreeSlots) {
+  const GpuModel gpu = *GetGpuModel("a100-80gb");
+  std::vector<TripletArray> triplets(3);
+  for (auto& t : triplets) {
+    t[0] = {1, 1, 1, 100, 1};
+    t[1] = {2, 1, 1, 100, 1};
+    t[3] = {4, 1, 1, 400, 1};
+  }
+  std::vector<GpuAssignment> gpus;
+  AllocateSegments(gpu, {{0, triplets[0][3]}, {1, triplets[1][1]}, {2, triplets[2][1]}}, &gpus);
+  ASSERT_EQ(gpus.size(), 2u);  // 4g + 2g on GPU 0, the second 2g alone on GPU 1
+  OptimizeAllocation(gpu, triplets, 4, &gpus);
+  ASSERT_EQ(gpus.size(), 1u);
+  EXPECT_EQ(LayoutString(gpus[0].ToLayout()), "4-2-1");
+  EXPECT_TRUE(ValidateLayout(gpu, gpus[0].ToLayout()).ok());
+  // Service 2 still gets its 100 req/s, now from a 1g segment.
+  EXPECT_EQ(gpus[0].segments.back().service, 2);
+  EXPECT_DOUBLE_EQ(gpus[0].segments.back().triplet.throughput, 100);
+}
+
+class ScenarioTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(ScenarioTest, EveryPlanIsValidMeetsItsSlosAndHexplanNeverLoses) {
+  const std::string k = "S" + std::to_string(GetParam());
+  const ShareProblem problem = testing::Scenario(k);
+  std::map<std::string, SharePlan> plans;
+  for (const auto& algo : AlgoNames()) {
+    ShareOptions o;
+    o.algo = algo;
+    auto plan = PlanShare(problem, o);
+    ASSERT_TRUE(plan.ok()) << k << " " << algo << ": " << plan.status().message();
+    const auto v = PlanViolations(problem, o, *plan);
+    EXPECT_TRUE(v.empty()) << k << " " << algo << ": " << (v.empty() ? "" : v.front());
+    if (algo != "igniter") EXPECT_TRUE(plan->unsupported.empty()) << k << " " << algo;
+    plans[algo] = *plan;
+  }
+  const int parva = plans["parvagpu"].metrics.gpus;
+  EXPECT_LE(plans["hexplan"].metrics.gpus, parva) << k;
+  EXPECT_LE(plans["exact-pack"].metrics.gpus, parva) << k;
+  // The exact bound is proven on these sizes and no MIG algorithm beats it.
+  ASSERT_TRUE(plans["exact"].proven_optimal) << k;
+  for (const char* algo : {"parvagpu", "parvagpu-single", "parvagpu-unoptimized", "mig-serving",
+                           "exact-pack", "hexplan"}) {
+    EXPECT_GE(plans[algo].metrics.gpus, plans["exact"].metrics.gpus) << k << " " << algo;
+  }
+  EXPECT_EQ(plans["hexplan"].metrics.gpus, plans["exact"].metrics.gpus) << k;
+  // iGniter cannot serve the high-rate scenarios (as in the paper).
+  EXPECT_EQ(plans["igniter"].unsupported.empty(), GetParam() <= 4) << k;
+  // Metrics are consistent with the layout.
+  const auto& h = plans["hexplan"];
+  int gpcs = 0;
+  for (const auto& g : h.gpus) gpcs += g.Gpcs();
+  EXPECT_EQ(h.metrics.gpcs, gpcs);
+  EXPECT_NEAR(h.metrics.external_fragmentation, 1.0 - gpcs / (7.0 * h.gpus.size()), 1e-12);
+  EXPECT_GE(h.metrics.internal_slack, 0);
+  EXPECT_LT(h.metrics.internal_slack, 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(S1ToS6, ScenarioTest, ::testing::Range(1, 7));
+
+TEST(HexplanTest, UsesFewerGpusThanParvaGpuOnTheHighRateScenarios) {
+  for (const char* k : {"S5", "S6"}) {
+    const ShareProblem problem = testing::Scenario(k);
+    ShareOptions o;
+    o.algo = "parvagpu";
+    const int parva = PlanShare(problem, o)->metrics.gpus;
+    o.algo = "hexplan";
+    const int ours = PlanShare(problem, o)->metrics.gpus;
+    EXPECT_LT(ours, parva) << k;
+  }
+}
+
+TEST(HexplanTest, SloFactorChangesTheSegments) {
+  const ShareProblem problem = testing::Scenario("S3");
+  ShareOptions o;
+  o.algo = "hexplan";
+  o.slo_factor = 1.0;
+  auto loose = PlanShare(problem, o);
+  ASSERT_TRUE(loose.ok());
+  EXPECT_TRUE(PlanViolations(problem, o, *loose).empty());
+  o.slo_factor = 0.5;
+  auto tight = PlanShare(problem, o);
+  EXPECT_LE(loose->metrics.gpcs, tight->metrics.gpcs);
+  o.slo_factor = 0;
+  EXPECT_FALSE(PlanShare(problem, o).ok());
+  o.slo_factor = 0.5;
+  o.algo = "nope";
+  EXPECT_FALSE(PlanShare(problem, o).ok());
+}
+
+TEST(HexplanTest, WorksOnEveryGpuModel) {
+  for (const auto& gpu : GpuModelNames()) {
+    const ShareProblem problem = testing::Scenario("S2", gpu);
+    ShareOptions o;
+    o.algo = "hexplan";
+    auto plan = PlanShare(problem, o);
+    ASSERT_TRUE(plan.ok());
+    EXPECT_TRUE(PlanViolations(problem, o, *plan).empty()) << gpu;
+  }
+}
+
+}  // namespace
+}  // namespace hx::share

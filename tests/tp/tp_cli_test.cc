@@ -1,0 +1,97 @@
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "hexplan/hw/presets.h"
+#include "hexplan/tp/llm_tp.h"
+#include "hexplan/tp/tp_report.h"
+#include "hexplan/tp/tp_system.h"
+#include "testing/cli_runner.h"
+
+namespace hx::tp {
+namespace {
+
+TEST(TpClusterTest, AsymPresetsGiveTableOneCapabilities) {
+  auto c = hw::LoadCluster("asym:gpus=1,1,2,3,3");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  auto sys = TpSystemFromCluster(*c, "fp16");
+  ASSERT_TRUE(sys.ok()) << sys.status().ToString();
+  EXPECT_EQ(sys->Capabilities(), (std::vector<double>{1, 1, 2, 3, 3}));
+  EXPECT_NEAR(sys->nodes[2].intra_bandwidth, 300e9, 1e6);
+  EXPECT_NEAR(sys->nodes[0].inter_bandwidth, 100e9, 1e6);
+  EXPECT_NEAR(sys->nodes[0].inter_latency_s, 200e-9, 1e-12);
+  auto s8 = hw::LoadCluster("asym:S8");
+  ASSERT_TRUE(s8.ok());
+  auto s8sys = TpSystemFromCluster(*s8, "fp16");
+  ASSERT_TRUE(s8sys.ok());
+  EXPECT_EQ(s8sys->nodes.size(), 16u);
+  EXPECT_EQ(s8sys->NumGpus(), 24);
+}
+
+TEST(TpCliTest, JsonHasGroupsVolumeLatencyAndPlan) {
+  auto r = testing::RunCli(
+      "tp --model gpt3-175b --cluster asym:gpus=1,1,2,3,3 --algo asymgroup --groups 2 --batch 20 "
+      "--output-len 16 --ignore-memory --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["groups"].size(), 2u);
+  std::vector<std::vector<int>> groups;
+  for (const auto& g : j["groups"]) groups.push_back(g["nodes"].get<std::vector<int>>());
+  std::sort(groups.begin(), groups.end());
+  EXPECT_EQ(groups, (std::vector<std::vector<int>>{{0, 1, 2}, {3, 4}}));
+  for (const auto& g : j["groups"]) {
+    double cap = g["capability"];
+    EXPECT_TRUE(cap == 4.0 || cap == 6.0);
+  }
+  EXPECT_GT(j["comm_volume_bytes"].get<double>(), 0);
+  EXPECT_GT(j["latency_ms"].get<double>(), 0);
+  ASSERT_EQ(j["plan"]["nodes"].size(), 5u);
+  EXPECT_EQ(j["plan"]["nodes"][4]["batch"], (std::vector<int>{14, 20}));
+  EXPECT_EQ(j["plan"]["nodes"][0]["blocks"].size(), 4u);
+}
+
+TEST(TpCliTest, BaselinesRun) {
+  for (const char* algo : {"megatron", "autoddl"}) {
+    auto r = testing::RunCli(std::string("tp --model gpt3-175b --cluster asym:S16 --algo ") + algo +
+                             " --output-len 8 --json --no-plan");
+    ASSERT_EQ(r.exit_code, 0) << algo << ": " << r.err;
+    auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["method"], algo);
+    EXPECT_FALSE(j.contains("plan"));
+  }
+}
+
+TEST(TpCliTest, BadInputExitsTwo) {
+  // k larger than the node count.
+  auto k =
+      testing::RunCli("tp --model gpt3-175b --cluster asym:nodes=4 --groups 5 --ignore-memory");
+  EXPECT_EQ(k.exit_code, 2);
+  EXPECT_NE(k.err.find("larger than the number of nodes"), std::string::npos) << k.err;
+  // The model does not fit 4 x 40 GB.
+  auto mem = testing::RunCli("tp --model gpt3-175b --cluster asym:nodes=4");
+  EXPECT_EQ(mem.exit_code, 2);
+  EXPECT_NE(mem.err.find("GB of GPU memory"), std::string::npos) << mem.err;
+  EXPECT_NE(mem.err.find("gpt3-175b"), std::string::npos) << mem.err;
+  auto algo = testing::RunCli("tp --model gpt3-175b --cluster asym:S0 --algo tesseract");
+  EXPECT_EQ(algo.exit_code, 2);
+  auto model = testing::RunCli("tp --model resnet50 --cluster asym:S0");
+  EXPECT_EQ(model.exit_code, 2);
+}
+
+TEST(TpReportTest, SvgChartIsWellFormed) {
+  ChartSpec c;
+  c.title = "a < b";
+  c.x = {"1", "2", "3"};
+  c.series = {{"x", {1, 2, 3}}, {"y", {3, 2, 1}}};
+  std::string svg = RenderChartSvg(c);
+  EXPECT_EQ(svg.rfind("<svg", 0), 0u);
+  EXPECT_NE(svg.find("a &lt; b"), std::string::npos);
+  EXPECT_NE(svg.find("<polyline"), std::string::npos);
+  c.bars = true;
+  std::string bars = RenderChartSvg(c);
+  EXPECT_NE(bars.find("<rect x="), std::string::npos);
+  EXPECT_NE(bars.find("</svg>"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace hx::tp
