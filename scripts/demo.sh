@@ -21,5 +21,12 @@ echo "== simulate the plan"
   --trace "$OUT/gpt2-xl.single.trace.json" --svg "$OUT/gpt2-xl.single.svg"
 
 echo
+echo "== the same model over all four GPUs with HEFT (cold start: weights loaded over both PCIe buses)"
+"$HEXPLAN" place gpt2-xl --batch 1 --seq 1024 --cluster sortinghat-v100 --algo heft \
+  -o "$OUT/gpt2-xl.heft.plan.json"
+"$HEXPLAN" simulate "$OUT/gpt2-xl.heft.plan.json" \
+  --trace "$OUT/gpt2-xl.heft.trace.json" --svg "$OUT/gpt2-xl.heft.svg"
+
+echo
 echo "Open $OUT/gpt2-xl.single.trace.json in https://ui.perfetto.dev (or chrome://tracing);"
 echo "open $OUT/gpt2-xl.single.svg in a browser."

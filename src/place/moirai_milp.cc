@@ -259,6 +259,14 @@ StatusOr<MoiraiResult> ScheduleMoirai(const SchedulingProblem& p, const Schedule
                "duration");  // (4b)
     m.AddGreaterEqual(LinExpr(makespan), LinExpr(C[i]), "end_" + std::to_string(i), "makespan");
   }
+  // Valid cuts the LP relaxation of (6) does not see: a device runs its operators one at a time, so
+  // its total work bounds the makespan.
+  for (int k = 0; k < D; ++k) {
+    LinExpr work;
+    for (int i = 0; i < n; ++i)
+      if (!std::isinf(p.cost(i, k))) work.Add(x[i][k], p.cost(i, k));
+    m.AddLessEqual(work, LinExpr(makespan), "load_" + std::to_string(k), "device load");
+  }
   // Memory (5).
   for (int k = 0; k < D; ++k) {
     if (std::isinf(p.device_memory(k))) continue;
