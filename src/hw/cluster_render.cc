@@ -8,6 +8,7 @@
 #include <queue>
 #include <sstream>
 
+#include "hexplan/core/xml.h"
 #include "hexplan/hw/quantity.h"
 
 namespace hx::hw {
@@ -17,29 +18,6 @@ constexpr size_t kMaxMatrixDevices = 32;
 
 std::string Pad(const std::string& s, size_t width) {
   return s.size() >= width ? s + " " : s + std::string(width - s.size(), ' ');
-}
-
-std::string XmlEscape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out.push_back(c);
-    }
-  }
-  return out;
 }
 
 std::string DotEscape(const std::string& s) {

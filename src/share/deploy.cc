@@ -8,35 +8,14 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "hexplan/core/xml.h"
+
 namespace hx::share {
 namespace {
 
 std::string ProfileName(const ShareProblem& problem, const PlacedSegment& s) {
   const MigProfile* p = problem.gpu.Find(s.triplet.gpcs);
   return p != nullptr ? p->name : std::to_string(s.triplet.gpcs) + "g";
-}
-
-std::string XmlEscape(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        o += "&amp;";
-        break;
-      case '<':
-        o += "&lt;";
-        break;
-      case '>':
-        o += "&gt;";
-        break;
-      case '"':
-        o += "&quot;";
-        break;
-      default:
-        o += c;
-    }
-  }
-  return o;
 }
 
 }  // namespace

@@ -6,25 +6,10 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "hexplan/core/xml.h"
+
 namespace hx::tp {
 namespace {
-
-std::string Escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '<')
-      out += "&lt;";
-    else if (c == '>')
-      out += "&gt;";
-    else if (c == '&')
-      out += "&amp;";
-    else if (c == '"')
-      out += "&quot;";
-    else
-      out += c;
-  }
-  return out;
-}
 
 std::string Num(double v) {
   char buf[32];
@@ -141,7 +126,7 @@ std::string RenderChartSvg(const ChartSpec& c) {
     << "\" viewBox=\"0 0 " << W << ' ' << H << "\" font-family=\"sans-serif\" font-size=\"11\">\n";
   o << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
   o << "<text x=\"" << W / 2 << "\" y=\"20\" text-anchor=\"middle\" font-size=\"14\">"
-    << Escape(c.title) << "</text>\n";
+    << XmlEscape(c.title) << "</text>\n";
   for (double v = c.y_min; v <= ytop + step * 1e-9; v += step) {
     o << "<line x1=\"" << left << "\" x2=\"" << left + pw << "\" y1=\"" << Num(Y(v)) << "\" y2=\""
       << Num(Y(v)) << "\" stroke=\"#ddd\"/>\n";
@@ -152,16 +137,16 @@ std::string RenderChartSvg(const ChartSpec& c) {
   for (size_t i = 0; i < n; ++i)
     if (i % label_every == 0 || i + 1 == n)
       o << "<text x=\"" << Num(X(i)) << "\" y=\"" << top + ph + 16 << "\" text-anchor=\"middle\">"
-        << Escape(c.x[i]) << "</text>\n";
+        << XmlEscape(c.x[i]) << "</text>\n";
   o << "<line x1=\"" << left << "\" x2=\"" << left << "\" y1=\"" << top << "\" y2=\"" << top + ph
     << "\" stroke=\"black\"/>\n";
   o << "<line x1=\"" << left << "\" x2=\"" << left + pw << "\" y1=\"" << top + ph << "\" y2=\""
     << top + ph << "\" stroke=\"black\"/>\n";
   o << "<text x=\"" << left + pw / 2 << "\" y=\"" << H - 10 << "\" text-anchor=\"middle\">"
-    << Escape(c.x_label) << "</text>\n";
+    << XmlEscape(c.x_label) << "</text>\n";
   o << "<text x=\"16\" y=\"" << top + ph / 2
     << "\" text-anchor=\"middle\" transform=\"rotate(-90 16 " << top + ph / 2 << ")\">"
-    << Escape(c.y_label) << "</text>\n";
+    << XmlEscape(c.y_label) << "</text>\n";
   size_t ns = c.series.size();
   for (size_t s = 0; s < ns; ++s) {
     const char* color = colors[s % 6];
@@ -184,7 +169,7 @@ std::string RenderChartSvg(const ChartSpec& c) {
     double ly = top + 14 + 18 * s;
     o << "<rect x=\"" << left + pw + 12 << "\" y=\"" << ly - 9
       << "\" width=\"12\" height=\"10\" fill=\"" << color << "\"/>\n";
-    o << "<text x=\"" << left + pw + 30 << "\" y=\"" << ly << "\">" << Escape(ser.name)
+    o << "<text x=\"" << left + pw + 30 << "\" y=\"" << ly << "\">" << XmlEscape(ser.name)
       << "</text>\n";
   }
   o << "</svg>\n";
