@@ -435,7 +435,40 @@ class OnnxReader {
     }
   }
 
+  // ONNX 1.12's conv/pool shape inference divides by strides, dilations and group without checking
+  // them (a division-by-zero crash on hostile files, found by fuzzing): reject such attributes
+  // first.
+  Status CheckConvPoolAttributes() const {
+    static const std::unordered_set<std::string> kOps = {
+        "Conv",        "ConvTranspose", "ConvInteger", "QLinearConv", "MaxPool",
+        "AveragePool", "LpPool",        "MaxUnpool",   "MaxRoiPool"};
+    for (const auto& node : model_.graph().node()) {
+      if (!IsDefaultDomain(node.domain()) || !kOps.count(node.op_type())) continue;
+      for (const auto& a : node.attribute()) {
+        const std::string& n = a.name();
+        const bool positive = n == "strides" || n == "dilations" || n == "kernel_shape";
+        if (positive || n == "pads" || n == "output_padding") {
+          for (int64_t v : a.ints()) {
+            if (positive ? v < 1 : v < 0) {
+              return InvalidArgument(source_ + ": node '" + node.name() + "' (" + node.op_type() +
+                                     "): attribute '" + n + "' must be " +
+                                     (positive ? "positive" : "non-negative") + ", got " +
+                                     std::to_string(v));
+            }
+          }
+        }
+        if (n == "group" && a.i() < 1) {
+          return InvalidArgument(source_ + ": node '" + node.name() + "' (" + node.op_type() +
+                                 "): attribute 'group' must be positive, got " +
+                                 std::to_string(a.i()));
+        }
+      }
+    }
+    return Status::Ok();
+  }
+
   Status Infer() {
+    HX_RETURN_IF_ERROR(CheckConvPoolAttributes());
     auto* graph = model_.mutable_graph();
     graph->clear_value_info();
     for (auto& out : *graph->mutable_output()) {
