@@ -5,8 +5,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
+#include "cli/placement_report.h"
+#include "cli/planning_inputs.h"
 #include "hexplan/cost/cost_model.h"
-#include "hexplan/hw/presets.h"
 #include "hexplan/place/planner.h"
 #include "hexplan/plan/plan_json.h"
 
@@ -18,66 +19,53 @@ struct PlaceArgs {
   std::string cluster;
   std::string algo = "single";
   std::string output;
-  double time_limit_s = 60.0;
-  uint64_t seed = 1;
+  place::PlannerOptions options;
   bool json = false;
 };
 
 double Ms(double s) { return s * 1e3; }
 
 int RunPlace(const PlaceArgs& args) {
-  auto options = args.model.ToZooOptions();
-  if (!options.ok()) return ReportError(options.status());
-  auto graph = args.model.Load();
-  if (!graph.ok()) return ReportError(graph.status());
-  auto cluster = hw::LoadCluster(args.cluster);
-  if (!cluster.ok()) return ReportError(cluster.status().WithContext("--cluster"));
-  cost::CostModel cost(*graph, *cluster);
+  auto zoo_options = args.model.ToZooOptions();
+  if (!zoo_options.ok()) return ReportError(zoo_options.status());
+  auto inputs = LoadPlanningInputs(args.model, args.cluster);
+  if (!inputs.ok()) return ReportError(inputs.status());
+  const graph::Graph& graph = *inputs->graph;
+  const hw::Cluster& cluster = *inputs->cluster;
 
   place::PlanRequest request;
-  request.cost = &cost;
-  request.options.time_limit_s = args.time_limit_s;
-  request.options.seed = args.seed;
+  request.cost = inputs->cost.get();
+  request.options = args.options;
   request.logger = &CliLogger();
   request.model_spec = args.model.model;
-  request.model_options = *options;
-  request.cluster_spec = args.cluster;
+  request.model_options = *zoo_options;
+  request.cluster_spec = inputs->cluster_spec;
   auto outcome = place::RunPlanner(args.algo, request);
   if (!outcome.ok()) return ReportError(outcome.status());
   const plan::Plan& p = outcome->result.plan;
   if (!args.output.empty()) {
-    Status s = plan::WritePlanFile(args.output, p, *graph, *cluster);
+    Status s = plan::WritePlanFile(args.output, p, graph, cluster);
     if (!s.ok()) return ReportError(s);
   }
   const double latency = outcome->sim.makespan_s;
   const double bound = outcome->lower_bound.value_s();
   if (args.json) {
-    nlohmann::json out;
-    out["algo"] = p.algo;
-    out["model"] = graph->name();
-    out["cluster"] = cluster->name();
-    out["status"] = outcome->result.status;
-    out["latency_ms"] = Ms(latency);
-    out["lower_bound_ms"] = Ms(bound);
-    out["gap"] = bound > 0 ? latency / bound : 0.0;
-    out["planning_time_s"] = outcome->result.planning_time_s;
-    if (p.estimate_ms) out["estimate_ms"] = *p.estimate_ms;
-    nlohmann::json devices = nlohmann::json::array();
-    for (const sim::DeviceStats& d : outcome->sim.devices)
-      devices.push_back({{"name", d.name},
-                         {"compute_ms", Ms(d.compute_s)},
-                         {"peak_memory_bytes", d.peak_memory_bytes}});
-    out["devices"] = std::move(devices);
-    out["transfer_bytes"] = outcome->sim.transfer_bytes;
+    nlohmann::json out = PlacementJson(*outcome, *inputs);
     if (!args.output.empty()) out["plan"] = args.output;
     std::printf("%s\n", out.dump(2).c_str());
     return 0;
   }
-  std::printf("algo           %s (%s)\n", p.algo.c_str(), outcome->result.status.c_str());
-  std::printf("model          %s on %s\n", graph->name().c_str(), cluster->name().c_str());
+  const place::PlanResult& r = outcome->result;
+  std::printf("algo           %s (%s)\n", p.algo.c_str(), r.status.c_str());
+  std::printf("model          %s on %s\n", graph.name().c_str(), cluster.name().c_str());
   std::printf("latency        %.3f ms (simulated)\n", Ms(latency));
   std::printf("lower bound    %.3f ms (%.2fx)\n", Ms(bound), bound > 0 ? latency / bound : 0.0);
-  std::printf("planning time  %.3f s\n", outcome->result.planning_time_s);
+  if (r.model_objective_s)
+    std::printf("model estimate %.3f ms (the planner's own model)\n", Ms(*r.model_objective_s));
+  if (r.solver_bound_s)
+    std::printf("solver bound   %.3f ms (gap %.2f%%)\n", Ms(*r.solver_bound_s),
+                r.solver_gap ? 100.0 * *r.solver_gap : 0.0);
+  std::printf("planning time  %.3f s\n", r.planning_time_s);
   for (const sim::DeviceStats& d : outcome->sim.devices)
     if (d.compute_s > 0)
       std::printf("  %-12s compute %9.3f ms  peak memory %.3f GB\n", d.name.c_str(),
@@ -92,15 +80,13 @@ Command AddPlaceCommand(CLI::App& root) {
   auto* app = root.add_subcommand("place", "plan a model on a cluster and simulate the plan");
   auto args = std::make_shared<PlaceArgs>();
   args->model.AddTo(app);
-  app->add_option("--cluster", args->cluster, "a cluster preset or file")->required();
+  app->add_option("--cluster", args->cluster,
+                  "a cluster preset or file (optional for workload files that name devices)");
   std::string algos;
   for (const auto& n : place::PlannerNames()) algos += (algos.empty() ? "" : ", ") + n;
   app->add_option("--algo", args->algo, "the planner: " + algos)->default_val("single");
   app->add_option("-o,--output", args->output, "write the plan (JSON)");
-  app->add_option("--time-limit", args->time_limit_s, "planning time limit in seconds")
-      ->default_val(60.0);
-  app->add_option("--seed", args->seed, "seed for planners that make random choices")
-      ->default_val(1);
+  AddPlannerOptions(app, args->options);
   app->add_flag("--json", args->json, "print one JSON object");
   return {app, [args]() { return RunPlace(*args); }};
 }

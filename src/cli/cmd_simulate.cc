@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
+#include "cli/planning_inputs.h"
 #include "hexplan/core/file_util.h"
 #include "hexplan/cost/cost_model.h"
 #include "hexplan/graph/model_loader.h"
@@ -39,11 +40,11 @@ int RunSimulate(const SimulateArgs& args) {
   if (!header.ok()) return ReportError(header.status());
 
   const std::string model_spec = args.model.empty() ? header->model.spec : args.model;
-  auto graph = graph::LoadModel(model_spec, header->model.options, &CliLogger());
-  if (!graph.ok()) return ReportError(graph.status().WithContext(args.plan_path + ": model"));
   const std::string cluster_spec = args.cluster.empty() ? header->cluster.spec : args.cluster;
-  auto cluster = hw::LoadCluster(cluster_spec);
-  if (!cluster.ok()) return ReportError(cluster.status().WithContext(args.plan_path + ": cluster"));
+  auto inputs = LoadPlanningInputs(model_spec, header->model.options, cluster_spec);
+  if (!inputs.ok()) return ReportError(inputs.status().WithContext(args.plan_path));
+  const graph::Graph* graph = inputs->graph.get();
+  const hw::Cluster* cluster = inputs->cluster.get();
 
   auto check_hash = [&](uint64_t want, uint64_t got, bool overridden, const std::string& what,
                         const std::string& spec) -> Status {
@@ -61,7 +62,7 @@ int RunSimulate(const SimulateArgs& args) {
                   "cluster", cluster_spec);
   if (!hs.ok()) return ReportError(hs);
 
-  cost::CostModel cost(*graph, *cluster);
+  const cost::CostModel& cost = *inputs->cost;
   auto parsed = plan::ParsePlan(*text, args.plan_path, *graph, *cluster);
   if (!parsed.ok()) return ReportError(parsed.status());
   plan::Plan p = std::move(parsed).value();

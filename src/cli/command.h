@@ -27,6 +27,7 @@ Command AddTopoCommand(CLI::App& root);
 Command AddTpCommand(CLI::App& root);
 Command AddSimulateCommand(CLI::App& root);
 Command AddPlaceCommand(CLI::App& root);
+Command AddCompareCommand(CLI::App& root);
 
 // Prints "hexplan: error: <message>" to stderr and returns the status's exit code.
 int ReportError(const Status& status);

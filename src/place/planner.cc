@@ -32,6 +32,24 @@ Status PlannerOptions::Validate() const {
   if (!(time_limit_s > 0.0))
     return InvalidArgument("--time-limit: must be positive seconds, got " +
                            std::to_string(time_limit_s));
+  if (!coarsen.empty() && coarsen != "none" && coarsen != "fusion")
+    return InvalidArgument("--coarsen: expected 'none' or 'fusion', got '" + coarsen + "'");
+  if (!(alpha >= 0.0))
+    return InvalidArgument("--alpha: must be >= 0, got " + std::to_string(alpha));
+  if (!(relative_gap >= 0.0 && relative_gap < 1.0))
+    return InvalidArgument("--gap: must be in [0, 1), got " + std::to_string(relative_gap));
+  if (threads < 1)
+    return InvalidArgument("--threads: must be >= 1, got " + std::to_string(threads));
+  if (subgraphs_per_gpu < 1)
+    return InvalidArgument("--q: must be >= 1, got " + std::to_string(subgraphs_per_gpu));
+  if (dominators_per_submodel < 1)
+    return InvalidArgument("--ndom: must be >= 1, got " + std::to_string(dominators_per_submodel));
+  if (!(submodel_time_limit_s >= 0.0))
+    return InvalidArgument("--submodel-time-limit: must be >= 0 seconds");
+  if (!ablation.empty() && ablation != "no-contention" && ablation != "no-topology" &&
+      ablation != "independent")
+    return InvalidArgument("--ablation: expected no-contention, no-topology or independent, got '" +
+                           ablation + "'");
   return Status::Ok();
 }
 

@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,29 @@ namespace hx::place {
 struct PlannerOptions {
   double time_limit_s = 60.0;  // wall-clock budget for planners that search
   uint64_t seed = 1;           // every random choice comes from it
+
+  // Graph coarsening in front of any planner (`--coarsen`): "" or "none", or "fusion" (MOIRAI's
+  // GCOF operator fusion driven by `fusion_rules_path`, or the built-in rules when empty).
+  std::string coarsen;
+  std::string fusion_rules_path;
+
+  // Chrion (`--alpha`): weight of GPU memory against finish time in its greedy cost EFT +
+  // alpha*mem.
+  double alpha = 0.0;
+
+  // Exact (MILP) planners.
+  double relative_gap = 1e-4;   // stop when the incumbent is proven this close to the bound
+  int threads = 1;              // solver threads (1 keeps runs deterministic)
+  std::string export_lp_path;   // `--export-lp`: write the model (LP format) and go on solving
+  std::string export_mps_path;  // `--export-mps`: the same in free MPS
+  std::string solution_path;    // `--solution`: read an external solver's solution, do not solve
+
+  // SortingHat.
+  int subgraphs_per_gpu = 6;         // --q
+  int dominators_per_submodel = 1;   // --ndom
+  double submodel_time_limit_s = 0;  // per-submodel MILP limit; 0: time_limit_s split evenly
+  std::string ablation;              // "", "no-contention", "no-topology", "independent"
+
   Status Validate() const;
 };
 
@@ -42,6 +66,11 @@ struct PlanResult {
   // a plan), "heuristic" (a rule, no optimality claim).
   std::string status = "heuristic";
   double planning_time_s = 0.0;
+  // Exact planners: the model's own objective for the returned plan, the solver's best bound and
+  // its relative gap ((objective - bound) / objective). Unset for heuristics.
+  std::optional<double> model_objective_s;
+  std::optional<double> solver_bound_s;
+  std::optional<double> solver_gap;
 };
 
 class Planner {

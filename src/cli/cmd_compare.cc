@@ -1,0 +1,145 @@
+// hexplan compare MODEL --cluster C [--algos a,b,...]: runs several planners on the same inputs and
+// prints one row each: simulated latency, speedup over `single`, gap to the lower bound, planning
+// time and peak memory per device. --json prints {"results": [<place --json object>, ...]}.
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli/command.h"
+#include "cli/placement_report.h"
+#include "cli/planning_inputs.h"
+#include "hexplan/place/planner.h"
+
+namespace hx::cli {
+namespace {
+
+struct CompareArgs {
+  ModelArgs model;
+  std::string cluster;
+  std::string algos;
+  place::PlannerOptions options;
+  bool json = false;
+};
+
+double Ms(double s) { return s * 1e3; }
+
+std::vector<std::string> SplitAlgos(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+// The default list: every registered planner that makes a plan quickly.
+std::vector<std::string> DefaultAlgos() {
+  std::vector<std::string> out;
+  for (const std::string& name : place::PlannerNames())
+    if (name != "auto") out.push_back(name);
+  return out;
+}
+
+int RunCompare(const CompareArgs& args) {
+  auto zoo_options = args.model.ToZooOptions();
+  if (!zoo_options.ok()) return ReportError(zoo_options.status());
+  std::vector<std::string> algos = args.algos.empty() ? DefaultAlgos() : SplitAlgos(args.algos);
+  if (algos.empty()) return ReportError(InvalidArgument("--algos: no planner named"));
+  for (const std::string& a : algos) {
+    auto planner = place::MakePlanner(a);
+    if (!planner.ok()) return ReportError(planner.status().WithContext("--algos"));
+  }
+  auto inputs = LoadPlanningInputs(args.model, args.cluster);
+  if (!inputs.ok()) return ReportError(inputs.status());
+
+  place::PlanRequest request;
+  request.cost = inputs->cost.get();
+  request.options = args.options;
+  request.logger = &CliLogger();
+  request.model_spec = args.model.model;
+  request.model_options = *zoo_options;
+  request.cluster_spec = inputs->cluster_spec;
+
+  struct Row {
+    std::string algo;
+    StatusOr<place::PlacementOutcome> outcome;
+  };
+  std::vector<Row> rows;
+  for (const std::string& a : algos) rows.push_back({a, place::RunPlanner(a, request)});
+
+  // `single` is the reference for speedups; run it when it is not in the list.
+  std::optional<double> single_s;
+  for (const Row& r : rows)
+    if (r.algo == "single" && r.outcome.ok()) single_s = r.outcome->sim.makespan_s;
+  if (!single_s) {
+    auto single = place::RunPlanner("single", request);
+    if (single.ok()) single_s = single->sim.makespan_s;
+  }
+
+  if (args.json) {
+    nlohmann::json out;
+    out["model"] = inputs->graph->name();
+    out["cluster"] = inputs->cluster->name();
+    nlohmann::json results = nlohmann::json::array();
+    for (const Row& r : rows) {
+      if (r.outcome.ok()) {
+        nlohmann::json j = PlacementJson(*r.outcome, *inputs);
+        if (single_s && r.outcome->sim.makespan_s > 0)
+          j["speedup_over_single"] = *single_s / r.outcome->sim.makespan_s;
+        results.push_back(std::move(j));
+      } else {
+        results.push_back(
+            {{"algo", r.algo}, {"status", "error"}, {"error", r.outcome.status().message()}});
+      }
+    }
+    out["results"] = std::move(results);
+    if (single_s) out["single_latency_ms"] = Ms(*single_s);
+    std::printf("%s\n", out.dump(2).c_str());
+    return 0;
+  }
+  std::printf("%s on %s\n", inputs->graph->name().c_str(), inputs->cluster->name().c_str());
+  std::printf("%-14s %-10s %12s %8s %8s %10s  %s\n", "planner", "status", "latency_ms", "speedup",
+              "vs_bound", "plan_s", "peak memory per device (GB)");
+  for (const Row& r : rows) {
+    if (!r.outcome.ok()) {
+      std::printf("%-14s %-10s %s\n", r.algo.c_str(), "error",
+                  r.outcome.status().message().c_str());
+      continue;
+    }
+    const place::PlacementOutcome& o = *r.outcome;
+    const double bound = o.lower_bound.value_s();
+    std::string memory;
+    for (const sim::DeviceStats& d : o.sim.devices) {
+      if (d.peak_memory_bytes <= 0) continue;
+      char buf[96];
+      std::snprintf(buf, sizeof buf, "%s%s %.2f", memory.empty() ? "" : ", ", d.name.c_str(),
+                    d.peak_memory_bytes / 1e9);
+      memory += buf;
+    }
+    std::printf(
+        "%-14s %-10s %12.3f %7.2fx %7.2fx %10.3f  %s\n", r.algo.c_str(), o.result.status.c_str(),
+        Ms(o.sim.makespan_s), single_s && o.sim.makespan_s > 0 ? *single_s / o.sim.makespan_s : 0.0,
+        bound > 0 ? o.sim.makespan_s / bound : 0.0, o.result.planning_time_s, memory.c_str());
+  }
+  bool all_failed = true;
+  for (const Row& r : rows) all_failed = all_failed && !r.outcome.ok();
+  if (all_failed) return ReportError(rows.front().outcome.status());
+  return 0;
+}
+
+}  // namespace
+
+Command AddCompareCommand(CLI::App& root) {
+  auto* app = root.add_subcommand("compare", "run several planners on one model and compare");
+  auto args = std::make_shared<CompareArgs>();
+  args->model.AddTo(app);
+  app->add_option("--cluster", args->cluster,
+                  "a cluster preset or file (optional for workload files that name devices)");
+  app->add_option("--algos", args->algos, "comma-separated planners (default: all)");
+  AddPlannerOptions(app, args->options);
+  app->add_flag("--json", args->json, "print one JSON object with `results`");
+  return {app, [args]() { return RunCompare(*args); }};
+}
+
+}  // namespace hx::cli

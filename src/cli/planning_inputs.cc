@@ -1,0 +1,48 @@
+#include "cli/planning_inputs.h"
+
+#include "hexplan/cost/workload.h"
+#include "hexplan/graph/model_loader.h"
+#include "hexplan/hw/presets.h"
+
+namespace hx::cli {
+
+StatusOr<PlanningInputs> LoadPlanningInputs(const std::string& model_spec,
+                                            const graph::ZooOptions& options,
+                                            const std::string& cluster_spec) {
+  PlanningInputs in;
+  in.cluster_spec = cluster_spec;
+  if (cost::IsWorkloadFile(model_spec)) {
+    HX_ASSIGN_OR_RETURN(cost::Workload workload, cost::ReadWorkloadFile(model_spec));
+    in.from_workload = true;
+    in.graph = std::make_unique<graph::Graph>(std::move(workload.graph));
+    in.profile = std::make_unique<cost::Profile>(std::move(workload.profile));
+    if (cluster_spec.empty()) {
+      if (!workload.cluster)
+        return InvalidArgument(model_spec + ": this " + workload.format +
+                               " workload names no devices; give --cluster");
+      in.cluster = std::make_unique<hw::Cluster>(std::move(*workload.cluster));
+    }
+  } else {
+    HX_ASSIGN_OR_RETURN(graph::Graph graph, graph::LoadModel(model_spec, options, &CliLogger()));
+    in.graph = std::make_unique<graph::Graph>(std::move(graph));
+    if (cluster_spec.empty())
+      return InvalidArgument("--cluster: required for " + model_spec +
+                             " (only workload files that name their devices may omit it)");
+  }
+  if (!in.cluster) {
+    auto cluster = hw::LoadCluster(cluster_spec);
+    if (!cluster.ok()) return cluster.status().WithContext("--cluster");
+    in.cluster = std::make_unique<hw::Cluster>(std::move(*cluster));
+  }
+  in.cost = std::make_unique<cost::CostModel>(*in.graph, *in.cluster, cost::CostModelOptions{},
+                                              in.profile.get());
+  return in;
+}
+
+StatusOr<PlanningInputs> LoadPlanningInputs(const ModelArgs& model,
+                                            const std::string& cluster_spec) {
+  HX_ASSIGN_OR_RETURN(graph::ZooOptions options, model.ToZooOptions());
+  return LoadPlanningInputs(model.model, options, cluster_spec);
+}
+
+}  // namespace hx::cli
