@@ -65,6 +65,7 @@ int RunPlace(const PlaceArgs& args) {
   if (r.solver_bound_s)
     std::printf("solver bound   %.3f ms (gap %.2f%%)\n", Ms(*r.solver_bound_s),
                 r.solver_gap ? 100.0 * *r.solver_gap : 0.0);
+  if (!r.detail.empty()) std::printf("detail         %s\n", r.detail.c_str());
   std::printf("planning time  %.3f s\n", r.planning_time_s);
   for (const sim::DeviceStats& d : outcome->sim.devices)
     if (d.compute_s > 0)

@@ -49,6 +49,7 @@ nlohmann::json PlacementJson(const place::PlacementOutcome& outcome, const Plann
   if (r.model_objective_s) out["model_objective_ms"] = Ms(*r.model_objective_s);
   if (r.solver_bound_s) out["bound_ms"] = Ms(*r.solver_bound_s);
   if (r.solver_gap) out["gap"] = *r.solver_gap;
+  if (!r.detail.empty()) out["detail"] = r.detail;
   nlohmann::json devices = nlohmann::json::array();
   for (const sim::DeviceStats& d : outcome.sim.devices) {
     nlohmann::json dj = {{"name", d.name},

@@ -71,6 +71,8 @@ struct PlanResult {
   std::optional<double> model_objective_s;
   std::optional<double> solver_bound_s;
   std::optional<double> solver_gap;
+  // A line for people: which portfolio member won (`auto`), which warm start an exact planner kept.
+  std::string detail;
 };
 
 class Planner {
