@@ -5,7 +5,7 @@ DEBUG_DIR := build/debug
 FUZZ_DIR := build/fuzz
 FUZZ_SECONDS ?= 20
 
-.PHONY: demo test deps release debug fuzz fuzz-run format format-check bench clean
+.PHONY: demo test deps release debug fuzz fuzz-run format format-check bench suite clean
 
 deps:
 	@bash scripts/install-deps.sh
@@ -43,6 +43,10 @@ bench: deps
 	@cmake -S . -B $(RELEASE_DIR) -DCMAKE_BUILD_TYPE=Release >/dev/null
 	@cmake --build $(RELEASE_DIR) -j$(JOBS)
 	@bash scripts/run-bench.sh $(RELEASE_DIR)
+
+# The placement suite: every paper case, every planner -> docs/results.md (long: not a test).
+suite: release
+	@python3 scripts/placement-suite.py --hexplan $(RELEASE_DIR)/hexplan $(SUITE_ARGS)
 
 clean:
 	rm -rf build

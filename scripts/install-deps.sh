@@ -12,6 +12,7 @@ PACKAGES=(
   libopenblas-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   librsvg2-bin libxml2-utils
+  python3
 )
 
 missing=()

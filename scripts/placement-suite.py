@@ -1,0 +1,360 @@
+#!/usr/bin/env python3
+"""The placement benchmark suite: the papers' cases, every planner, one report.
+
+Runs `hexplan compare ... --json` on each case of the selected groups and writes a Markdown report
+(tables) plus SVG bar charts of the speedup over `single`. Python standard library only.
+
+  scripts/placement-suite.py                      # everything -> docs/results.md, docs/img/results-*.svg
+  scripts/placement-suite.py --groups chrion,workloads --time-limit 10
+  scripts/placement-suite.py --smoke --out /tmp/suite/results.md   # one small case per group (CI)
+
+Groups (see docs/results.md for what each reproduces):
+  sortinghat  SortingHat's 4 models x 4 input shapes x 3 servers (its Fig. 9)
+  moirai      MOIRAI's Table IV models on its two testbeds, original and fused graphs (its Fig. 10)
+  chrion      Chrion's Table 6 LSTM variants on chrion-1080ti, and the alpha sweep of its Fig. 10
+  workloads   the MOIRAI CSV and EfficientMIP latency workloads in ../shared/data/placement
+"""
+
+import argparse
+import html
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DATA = os.path.join(os.path.dirname(ROOT), "shared", "data", "placement")
+
+FAST = ["single", "heft", "peft", "m-topo", "m-etf", "m-sct"]
+
+
+def sortinghat_cases(smoke):
+    models = ["gpt2-large", "gpt2-xl", "openllama-3b", "openllama-7b"]
+    shapes = [(1, 32), (1, 1024), (4, 128), (32, 64)]
+    clusters = ["sortinghat-v100", "sortinghat-v100-hetero", "sortinghat-a6000"]
+    algos = ["single", "critical-path", "efficientmip", "deepplan", "sortinghat", "heft", "m-etf"]
+    if smoke:
+        return [dict(name="gpt2 b1 s32 sortinghat-v100", model="gpt2",
+                     args=["--batch", "1", "--seq", "32"], cluster="sortinghat-v100",
+                     algos=["single", "heft", "deepplan"])]
+    cases = []
+    for cluster in clusters:
+        for model in models:
+            for batch, seq in shapes:
+                cases.append(dict(name=f"{model} b{batch} s{seq} {cluster}", model=model,
+                                  args=["--batch", str(batch), "--seq", str(seq)],
+                                  cluster=cluster, algos=algos))
+    return cases
+
+
+def moirai_cases(smoke):
+    models = ["swin-1.8b", "swin-6.6b", "swin-13b", "gpt3-350m", "gpt3-1.3b", "gpt3-2.7b",
+              "gpt3-13b", "alphafold2-87m", "alphafold2-930m", "alphafold2-2.4b",
+              "alphafold2-3.2b"]
+    algos = ["single", "m-sct", "getf", "moirai", "heft", "m-etf"]
+    if smoke:
+        return [dict(name="gpt3-350m moirai-intra", model="gpt3-350m", args=["--seq", "128"],
+                     cluster="moirai-intra", algos=["single", "heft", "m-etf"])]
+    cases = []
+    for cluster in ["moirai-inter", "moirai-intra"]:
+        for model in models:
+            for coarsen in ["none", "fusion"]:
+                cases.append(dict(name=f"{model} {cluster} ({'fused' if coarsen == 'fusion' else 'original'})",
+                                  model=model, args=["--coarsen", coarsen], cluster=cluster,
+                                  algos=algos))
+    return cases
+
+
+CHRION_BASE = dict(layers=12, batch=8, io=64, seq=96)
+CHRION_VARIANTS = ([("layers", v) for v in (4, 8, 16)] + [("batch", v) for v in (1, 2, 4, 16)] +
+                   [("io", v) for v in (32, 128)] + [("seq", v) for v in (32, 64, 128)])
+
+
+def lstm_args(shape):
+    return ["--layers", str(shape["layers"]), "--batch", str(shape["batch"]), "--io",
+            str(shape["io"]), "--seq", str(shape["seq"])]
+
+
+def chrion_cases(smoke):
+    shapes = [("baseline", dict(CHRION_BASE))]
+    if smoke:
+        shapes = [("small", dict(layers=2, batch=2, io=16, seq=8))]
+    else:
+        for key, value in CHRION_VARIANTS:
+            s = dict(CHRION_BASE)
+            s[key] = value
+            shapes.append((f"{key}={value}", s))
+    return [dict(name=f"lstm {label}", model="lstm", args=lstm_args(s), cluster="chrion-1080ti",
+                 algos=["single", "chrion", "heft", "m-etf"]) for label, s in shapes]
+
+
+def workload_cases(smoke):
+    moirai = os.path.join(DATA, "moirai", "sample-data-csv")
+    emip = os.path.join(DATA, "dnn-partitioning", "latency-inputs")
+    files = []
+    if os.path.isdir(moirai):
+        files += [os.path.join(moirai, f) for f in sorted(os.listdir(moirai))
+                  if f.endswith(".csv") and "Sheet" not in f]
+    for sub in ["OperatorGraphs", "LayerGraphs"]:
+        d = os.path.join(emip, sub)
+        if os.path.isdir(d):
+            files += [os.path.join(d, f) for f in sorted(os.listdir(d)) if f.endswith(".json")]
+    algos = FAST + ["deepplan", "moirai", "efficientmip", "getf"]
+    if smoke:
+        files = [f for f in files if f.endswith("example-1.csv")]
+        algos = ["heft", "moirai"]
+    return [dict(name=os.path.basename(f), model=f, args=[], cluster="", algos=algos)
+            for f in files]
+
+
+GROUPS = {
+    "sortinghat": ("SortingHat: 4 models x 4 input shapes x 3 servers (its Fig. 9)", sortinghat_cases),
+    "moirai": ("MOIRAI: Table IV models on its two testbeds (its Fig. 10)", moirai_cases),
+    "chrion": ("Chrion: Table 6 LSTM variants on chrion-1080ti", chrion_cases),
+    "workloads": ("Imported workloads: MOIRAI CSVs and EfficientMIP latency inputs", workload_cases),
+}
+
+
+def known_algos(hexplan):
+    """Planner names the binary knows (from `hexplan place --help`), plus the critical-path bound."""
+    out = subprocess.run([hexplan, "place", "--help"], capture_output=True, text=True).stdout
+    names = set(["critical-path"])
+    for line in out.splitlines():
+        if "--algo" in line and ":" in line:
+            tail = line.split("the planner:", 1)[-1]
+            names.update(n.strip() for n in tail.replace("[", ",").replace("]", ",").split(",")
+                         if n.strip() and " " not in n.strip())
+    return names
+
+
+def run_case(hexplan, case, known, time_limit, timeout):
+    algos = [a for a in case["algos"] if a in known]
+    skipped = [a for a in case["algos"] if a not in known]
+    cmd = [hexplan, "compare", case["model"], *case["args"], "--algos", ",".join(algos),
+           "--time-limit", str(time_limit), "--json"]
+    if case["cluster"]:
+        cmd += ["--cluster", case["cluster"]]
+    start = time.time()
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return dict(case=case, error=f"timed out after {timeout} s", skipped=skipped,
+                    wall_s=time.time() - start)
+    wall = time.time() - start
+    if proc.returncode != 0:
+        return dict(case=case, error=proc.stderr.strip().splitlines()[-1] if proc.stderr else
+                    f"exit {proc.returncode}", skipped=skipped, wall_s=wall)
+    doc = json.loads(proc.stdout)
+    return dict(case=case, doc=doc, skipped=skipped, wall_s=wall, command=" ".join(cmd[1:]))
+
+
+def run_alpha_sweep(hexplan, smoke, time_limit):
+    shape = dict(layers=2, batch=2, io=16, seq=8) if smoke else dict(CHRION_BASE)
+    rows = []
+    alphas = [0.0, 0.5, 1.0] if smoke else [round(0.1 * i, 1) for i in range(11)]
+    for alpha in alphas:
+        cmd = [hexplan, "place", "lstm", *lstm_args(shape), "--cluster", "chrion-1080ti", "--algo",
+               "chrion", "--alpha", str(alpha), "--time-limit", str(time_limit), "--json"]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            return dict(error=(proc.stderr.strip().splitlines() or ["?"])[-1], rows=rows)
+        doc = json.loads(proc.stdout)
+        gpu_mem = sum(d["peak_memory_bytes"] for d in doc["devices"] if "gpu" in d["name"].lower())
+        rows.append(dict(alpha=alpha, latency_ms=doc["latency_ms"], gpu_memory_mb=gpu_mem / 1e6))
+    gpu = subprocess.run([hexplan, "place", "lstm", *lstm_args(shape), "--cluster", "chrion-1080ti",
+                          "--algo", "single", "--json"], capture_output=True, text=True)
+    gpu_only = json.loads(gpu.stdout)["latency_ms"] if gpu.returncode == 0 else None
+    return dict(rows=rows, gpu_only_ms=gpu_only,
+                command=f"hexplan place lstm {' '.join(lstm_args(shape))} --cluster chrion-1080ti "
+                        f"--algo chrion --alpha A --json")
+
+
+# ---- Report ---------------------------------------------------------------------------------
+
+PALETTE = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
+           "#9c755f", "#bab0ac", "#1f77b4"]
+
+
+def bar_chart_svg(title, cases, series, values, ylabel):
+    """Grouped bars: one group per case, one bar per series. values[(case, series)] or missing."""
+    width = max(640, 60 + len(cases) * (14 * len(series) + 16))
+    height, top, bottom, left = 370, 50, 120, 60
+    plot_h = height - top - bottom
+    vmax = max([v for v in values.values() if v is not None] + [1.0])
+    group_w = (width - left - 20) / max(1, len(cases))
+    bar_w = min(24.0, max(2.0, (group_w - 8) / max(1, len(series))))
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height}" '
+           f'font-family="sans-serif" font-size="10">',
+           f'<rect width="100%" height="100%" fill="white"/>',
+           f'<text x="{left}" y="20" font-size="13">{html.escape(title)}</text>']
+    for i in range(5):
+        v = vmax * i / 4
+        y = top + plot_h - plot_h * v / vmax
+        out.append(f'<line x1="{left}" y1="{y:.1f}" x2="{width - 20}" y2="{y:.1f}" stroke="#ddd"/>')
+        out.append(f'<text x="{left - 4}" y="{y + 3:.1f}" text-anchor="end">{v:.2f}</text>')
+    if vmax >= 1.0:
+        y1 = top + plot_h - plot_h * 1.0 / vmax
+        out.append(f'<line x1="{left}" y1="{y1:.1f}" x2="{width - 20}" y2="{y1:.1f}" '
+                   f'stroke="#333" stroke-dasharray="4 3"/>')
+    out.append(f'<text x="14" y="{top + plot_h / 2}" transform="rotate(-90 14 {top + plot_h / 2})" '
+               f'text-anchor="middle">{html.escape(ylabel)}</text>')
+    for ci, case in enumerate(cases):
+        gx = left + ci * group_w + 4
+        for si, s in enumerate(series):
+            v = values.get((case, s))
+            if v is None:
+                continue
+            h = plot_h * v / vmax
+            out.append(f'<rect x="{gx + si * bar_w:.1f}" y="{top + plot_h - h:.1f}" '
+                       f'width="{bar_w - 1:.1f}" height="{h:.1f}" fill="{PALETTE[si % len(PALETTE)]}">'
+                       f'<title>{html.escape(case)} / {html.escape(s)}: {v:.3f}</title></rect>')
+        lx = gx + min(group_w, bar_w * len(series)) / 2
+        ly = top + plot_h + 8
+        out.append(f'<text x="{lx:.1f}" y="{ly}" transform="rotate(45 {lx:.1f} {ly})">'
+                   f'{html.escape(case[:40])}</text>')
+    for si, s in enumerate(series):
+        x = left + si * 110
+        out.append(f'<rect x="{x}" y="26" width="10" height="8" fill="{PALETTE[si % len(PALETTE)]}"/>')
+        out.append(f'<text x="{x + 14}" y="34">{html.escape(s)}</text>')
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+def latency_of(result):
+    return result.get("latency_ms") if result.get("status") != "error" else None
+
+
+def group_report(key, title, results, img_dir, img_rel):
+    lines = [f"## {title}", ""]
+    algos = []
+    for r in results:
+        for a in r["case"]["algos"]:
+            if a not in algos and a not in r["skipped"]:
+                algos.append(a)
+    lines.append("Simulated latency in ms (speedup over `single` in brackets; `oom` when no plan fits, "
+                 "`-` not run). Bound: the lower bound of the simulator.")
+    lines.append("")
+    lines.append("| case | " + " | ".join(algos) + " | bound ms | best |")
+    lines.append("|---" * (len(algos) + 3) + "|")
+    speedups = {}
+    for r in results:
+        name = r["case"]["name"]
+        if "error" in r:
+            lines.append(f"| {name} | " + " | ".join("-" for _ in algos) +
+                         f" | - | error: {r['error'][:80]} |")
+            continue
+        by_algo = {x["algo"]: x for x in r["doc"]["results"]}
+        single = r["doc"].get("single_latency_ms")
+        cells, best, bound = [], None, None
+        for a in algos:
+            x = by_algo.get(a)
+            if x is None:
+                cells.append("-")
+                continue
+            lat = latency_of(x)
+            if lat is None:
+                msg = x.get("error", "")
+                cells.append("oom" if "memory" in msg or "fits" in msg or "hold" in msg else "err")
+                continue
+            bound = x.get("lower_bound_ms", bound)
+            sp = single / lat if single else None
+            if a != "critical-path" and (best is None or lat < best[1]):
+                best = (a, lat)
+            if sp:
+                speedups[(name, a)] = sp
+            cells.append(f"{lat:.3f}" + (f" ({sp:.2f}x)" if sp else ""))
+        lines.append(f"| {name} | " + " | ".join(cells) +
+                     f" | {bound:.3f} | {best[0] if best else '-'} |" if bound is not None else
+                     f"| {name} | " + " | ".join(cells) + f" | - | {best[0] if best else '-'} |")
+    lines.append("")
+    cases = [r["case"]["name"] for r in results if "error" not in r]
+    if cases and speedups:
+        svg = bar_chart_svg(title, cases, algos, speedups, "speedup over single")
+        path = os.path.join(img_dir, f"results-{key}.svg")
+        write_atomic(path, svg)
+        lines.append(f"![{title}]({img_rel}/results-{key}.svg)")
+        lines.append("")
+    skipped = sorted({a for r in results for a in r["skipped"]})
+    if skipped:
+        lines.append(f"Not run (planner not in this build): {', '.join(skipped)}.")
+        lines.append("")
+    commands = [r.get("command") for r in results if r.get("command")]
+    if commands:
+        lines.append(f"Each row is `hexplan {commands[0]}` with that case's model and cluster.")
+        lines.append("")
+    return lines
+
+
+def alpha_report(sweep, img_dir, img_rel):
+    lines = ["## Chrion: the alpha sweep (its Fig. 10), baseline LSTM on chrion-1080ti", ""]
+    if "error" in sweep:
+        lines += [f"error: {sweep['error']}", ""]
+        return lines
+    lines.append(f"Command: `{sweep['command']}`. GPU-only (`single`) latency: "
+                 f"{sweep['gpu_only_ms']:.3f} ms." if sweep["gpu_only_ms"] else "")
+    lines.append("")
+    lines.append("| alpha | latency ms | GPU memory MB | vs GPU-only |")
+    lines.append("|---|---|---|---|")
+    for row in sweep["rows"]:
+        rel = (f"{row['latency_ms'] / sweep['gpu_only_ms']:.3f}x" if sweep["gpu_only_ms"] else "-")
+        lines.append(f"| {row['alpha']:.1f} | {row['latency_ms']:.3f} | {row['gpu_memory_mb']:.1f} | "
+                     f"{rel} |")
+    lines.append("")
+    return lines
+
+
+def write_atomic(path, text):
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path) or ".", prefix=".tmp-")
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--hexplan", default=os.path.join(ROOT, "build", "release", "hexplan"))
+    ap.add_argument("--groups", default=",".join(GROUPS))
+    ap.add_argument("--out", default=os.path.join(ROOT, "docs", "results.md"))
+    ap.add_argument("--time-limit", type=float, default=30.0, help="per planner, seconds")
+    ap.add_argument("--case-timeout", type=float, default=900.0, help="per case, seconds")
+    ap.add_argument("--smoke", action="store_true", help="one small case per group")
+    args = ap.parse_args()
+    if not os.access(args.hexplan, os.X_OK):
+        sys.exit(f"placement-suite: {args.hexplan}: not an executable (build it, or pass --hexplan)")
+    groups = [g for g in args.groups.split(",") if g]
+    for g in groups:
+        if g not in GROUPS:
+            sys.exit(f"placement-suite: --groups: unknown group '{g}' (known: {', '.join(GROUPS)})")
+    known = known_algos(args.hexplan)
+    out_dir = os.path.dirname(os.path.abspath(args.out))
+    img_dir = os.path.join(out_dir, "img")
+    lines = ["# Placement results", "",
+             "Written by `scripts/placement-suite.py` (do not edit by hand). Every number is the "
+             "discrete-event simulator's latency under hexplan's cost model (roofline, or the "
+             "workload's own profile), the same for every planner; see docs/simulator.md and "
+             "docs/cost-model.md. Planning time limit per planner: "
+             f"{args.time_limit:g} s.", ""]
+    failures = 0
+    for g in groups:
+        title, make = GROUPS[g]
+        results = []
+        for case in make(args.smoke):
+            r = run_case(args.hexplan, case, known, args.time_limit, args.case_timeout)
+            status = "error: " + r["error"] if "error" in r else f"{r['wall_s']:.1f} s"
+            print(f"[{g}] {case['name']}: {status}", file=sys.stderr, flush=True)
+            failures += "error" in r
+            results.append(r)
+        lines += group_report(g, title, results, img_dir, "img")
+        if g == "chrion" and "chrion" in known:
+            lines += alpha_report(run_alpha_sweep(args.hexplan, args.smoke, args.time_limit), img_dir,
+                                  "img")
+    write_atomic(args.out, "\n".join(lines) + "\n")
+    print(f"placement-suite: wrote {args.out} ({failures} case(s) failed)", file=sys.stderr)
+    return 1 if args.smoke and failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
