@@ -151,10 +151,23 @@ std::optional<int64_t> Profile::NodeMemory(const std::string& node_name) const {
   return it->second;
 }
 
+void Profile::SetCpuContention(const std::string& device, double gamma) {
+  cpu_contention_[device] = gamma;
+}
+
+std::optional<double> Profile::CpuContention(const std::string& device_name,
+                                             const std::string& device_model) const {
+  for (const std::string* key : {&device_name, &device_model}) {
+    auto it = cpu_contention_.find(*key);
+    if (it != cpu_contention_.end()) return it->second;
+  }
+  return std::nullopt;
+}
+
 bool Profile::empty() const { return num_entries() == 0; }
 
 size_t Profile::num_entries() const {
-  size_t n = node_memory_.size();
+  size_t n = node_memory_.size() + cpu_contention_.size();
   for (const auto& [k, row] : node_times_) n += row.size();
   for (const auto& [k, row] : signature_times_) n += row.size();
   for (const auto& [k, row] : transfer_times_) n += row.size();
@@ -172,6 +185,7 @@ void Profile::Merge(const Profile& other) {
     for (const auto& [d, s] : row) transfer_times_[k][d] = s;
   }
   for (const auto& [k, b] : other.node_memory_) node_memory_[k] = b;
+  for (const auto& [k, g] : other.cpu_contention_) cpu_contention_[k] = g;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -215,6 +229,12 @@ std::string Profile::ToJson() const {
   doc["ops"] = std::move(ops);
   doc["transfers"] = std::move(transfers);
   doc["memory"] = std::move(memory);
+  if (!cpu_contention_.empty()) {
+    json contention = json::array();
+    for (const auto& [device, gamma] : cpu_contention_)
+      contention.push_back({{"device", device}, {"gamma", gamma}});
+    doc["cpu_contention"] = std::move(contention);
+  }
   return doc.dump(2) + "\n";
 }
 
@@ -238,7 +258,7 @@ StatusOr<Profile> Profile::FromJson(const std::string& text, const std::string& 
   if (doc.contains("version") && (!doc["version"].is_number_integer() || doc["version"] != 1)) {
     return err("version", "expected 1");
   }
-  for (const char* key : {"ops", "transfers", "memory"}) {
+  for (const char* key : {"ops", "transfers", "memory", "cpu_contention"}) {
     if (doc.contains(key) && !doc[key].is_array()) return err(key, "expected an array");
   }
   auto get_string = [&](const json& e, const std::string& where, const char* field,
@@ -312,6 +332,22 @@ StatusOr<Profile> Profile::FromJson(const std::string& text, const std::string& 
         return err(where + ".bytes", "expected a non-negative integer");
       }
       profile.SetNodeMemory(node, e["bytes"].get<int64_t>());
+    }
+  }
+  if (doc.contains("cpu_contention")) {
+    const json& contention = doc["cpu_contention"];
+    for (size_t i = 0; i < contention.size(); ++i) {
+      const json& e = contention[i];
+      std::string where = "cpu_contention[" + std::to_string(i) + "]";
+      if (!e.is_object()) return err(where, "expected an object");
+      std::string device;
+      HX_RETURN_IF_ERROR(get_string(e, where, "device", &device));
+      if (!e.contains("gamma")) return err(where + ".gamma", "missing");
+      if (!e["gamma"].is_number() || !std::isfinite(e["gamma"].get<double>()) ||
+          e["gamma"].get<double>() < 0) {
+        return err(where + ".gamma", "expected a non-negative number");
+      }
+      profile.SetCpuContention(device, e["gamma"].get<double>());
     }
   }
   return profile;

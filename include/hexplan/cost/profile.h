@@ -46,6 +46,12 @@ class Profile {
                        double seconds);
   // Memory footprint of a node when the workload states it (MOIRAI mi, EfficientMIP size).
   void SetNodeMemory(const std::string& node_name, int64_t bytes);
+  // CPU core-group contention measured by `hexplan profile` (docs/runtime.md): an op on a CPU
+  // device of this name or model runs 1 + gamma * (busy - 1) times slower while `busy` core groups
+  // of its node run ops (shared DRAM bandwidth and last-level cache). JSON only.
+  void SetCpuContention(const std::string& device, double gamma);
+  std::optional<double> CpuContention(const std::string& device_name,
+                                      const std::string& device_model) const;
 
   // Lookups try the device name first, then its model, then its kind, then "*"; node name first,
   // then the signature.
@@ -86,6 +92,7 @@ class Profile {
     return transfer_times_;
   }
   const std::map<std::string, int64_t>& node_memory() const { return node_memory_; }
+  const std::map<std::string, double>& cpu_contention() const { return cpu_contention_; }
   // Merges `other` into this profile (other wins on conflicts).
   void Merge(const Profile& other);
 
@@ -94,6 +101,7 @@ class Profile {
   std::map<std::string, std::map<std::string, double>> signature_times_;  // sig -> device -> s
   std::map<std::string, std::map<std::pair<std::string, std::string>, double>> transfer_times_;
   std::map<std::string, int64_t> node_memory_;
+  std::map<std::string, double> cpu_contention_;  // device name or model -> gamma
 };
 
 }  // namespace hx::cost

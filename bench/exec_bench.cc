@@ -1,0 +1,169 @@
+// Executor benchmarks (docs/runtime.md):
+//  - BM_Dispatch10k: a 10,000-op plan of empty kernels on two CPU devices (one op per subgraph,
+//    blocks of 100 ops alternating between the devices): the executor's own overhead; target
+//    < 20 ms per inference.
+//  - BM_Fidelity/{gpt2,lstm}: profile the model on this machine (two core groups), plan it with
+//    HEFT on that profile, simulate the plan, then run it 20 times for real; counters give the
+//    simulated and the measured median latency and the error (target within 10%).
+// Environment: HX_FIDELITY_GPT2_SEQ (default 128) sets GPT-2 small's sequence length;
+// HX_FIDELITY_CLUSTER (default local-cpu:groups=2) the CPU cluster of the fidelity benchmarks.
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+
+#include "hexplan/cost/cost_model.h"
+#include "hexplan/cost/profile.h"
+#include "hexplan/exec/cpu_backend.h"
+#include "hexplan/exec/executor.h"
+#include "hexplan/exec/profiler.h"
+#include "hexplan/exec/values.h"
+#include "hexplan/graph/zoo.h"
+#include "hexplan/hw/presets.h"
+#include "hexplan/place/planner.h"
+#include "hexplan/plan/plan_builder.h"
+#include "hexplan/sim/simulator.h"
+
+namespace {
+
+using namespace hx;
+
+hw::Cluster TwoGroups() {
+  const char* spec = std::getenv("HX_FIDELITY_CLUSTER");
+  auto c = hw::LoadCluster(spec != nullptr ? spec : "local-cpu:groups=2");
+  if (!c.ok()) {
+    // A one-core machine: two groups cannot be pinned apart; use a two-core description anyway.
+    c = hw::LoadCluster("local-cpu:groups=2,cores=2");
+  }
+  HX_CHECK_MSG(c.ok(), c.status().ToString());
+  return std::move(c).value();
+}
+
+void BM_Dispatch10k(benchmark::State& state) {
+  const int n = 10000, block = 100;
+  graph::Graph g("dispatch");
+  TensorId t = g.node(g.AddInput("x", graph::DType::kF32, {4})).outputs[0];
+  for (int k = 0; k < n; ++k) {
+    const std::string name = "op" + std::to_string(k);
+    t = g.node(g.AddOpWithOutputs("Relu", name, {t}, {{name + ".out", graph::DType::kF32, {4}}}))
+            .outputs[0];
+  }
+  g.AddOutput(t);
+  hw::Cluster cluster = TwoGroups();
+  plan::Plan p;
+  p.devices.resize(2);
+  p.devices[0].device = DeviceId(0);
+  p.devices[1].device = DeviceId(1);
+  int k = 0;
+  for (NodeId op : g.Ops()) {
+    plan::Subgraph sg;
+    sg.ops.push_back(op);
+    p.devices[static_cast<size_t>((k++ / block) % 2)].subgraphs.push_back(std::move(sg));
+  }
+  HX_CHECK(plan::CompleteTransfers(p, g, cluster).ok());
+  exec::CpuBackendOptions bo;
+  bo.empty_kernels = true;
+  auto backend = exec::CpuBackend::Create(cluster, bo);
+  HX_CHECK(backend.ok());
+  std::vector<exec::HostTensor> weights(g.num_nodes());
+  exec::ExecOptions eo;
+  eo.record_events = false;
+  auto executor = exec::Executor::Create(p, g, cluster, backend->get(), &weights, eo);
+  HX_CHECK_MSG(executor.ok(), executor.status().ToString());
+  std::map<std::string, exec::HostTensor> inputs;
+  inputs.emplace("x", exec::HostTensor(graph::DType::kF32, {4}));
+  std::vector<double> latencies;
+  for (auto _ : state) {
+    auto r = (*executor)->Run(inputs);
+    HX_CHECK(r.ok());
+    latencies.push_back(r->latency_s);
+    state.SetIterationTime(r->latency_s);
+  }
+  std::sort(latencies.begin(), latencies.end());
+  state.counters["median_ms"] = latencies[latencies.size() / 2] * 1e3;
+  state.counters["ns_per_op"] = latencies[latencies.size() / 2] * 1e9 / n;
+  state.counters["tasks"] = static_cast<double>((*executor)->task_graph().tasks.size());
+}
+BENCHMARK(BM_Dispatch10k)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(20);
+
+void Fidelity(benchmark::State& state, const std::string& model, graph::ZooOptions options,
+              const std::string& algo) {
+  auto g = graph::BuildZooModel(model, options);
+  HX_CHECK(g.ok());
+  hw::Cluster cluster = TwoGroups();
+  auto weights = exec::MaterializeWeights(*g, 1);
+  HX_CHECK(weights.ok());
+  auto inputs = exec::RandomInputs(*g, 2);
+  auto backend = exec::CpuBackend::Create(cluster);
+  HX_CHECK(backend.ok());
+  exec::ProfileCalibration cal;
+  exec::ProfileOptions po;
+  po.contention = true;  // measured, and reported both ways (error_pct, no_contention_error_pct)
+  auto profile = exec::ProfileGraph(*g, cluster, *weights, inputs, **backend, po, &cal);
+  HX_CHECK_MSG(profile.ok(), profile.status().ToString());
+  cost::CostModel cost(*g, cluster, {}, &*profile);
+  place::PlanRequest request;
+  request.cost = &cost;
+  request.model_spec = model;
+  request.model_options = options;
+  request.cluster_spec = cluster.name();
+  auto outcome = place::RunPlanner(algo, request);
+  HX_CHECK_MSG(outcome.ok(), outcome.status().ToString());
+  const plan::Plan& p = outcome->result.plan;
+  auto sim = sim::Simulate(p, cost);
+  HX_CHECK(sim.ok());
+  exec::ExecOptions eo;
+  eo.record_events = false;
+  auto executor = exec::Executor::Create(p, *g, cluster, backend->get(), &*weights, eo);
+  HX_CHECK_MSG(executor.ok(), executor.status().ToString());
+  std::vector<double> latencies;
+  HX_CHECK((*executor)->Run(inputs).ok());  // warm-up
+  for (auto _ : state) {
+    auto r = (*executor)->Run(inputs);
+    HX_CHECK_MSG(r.ok(), r.status().ToString());
+    latencies.push_back(r->latency_s);
+    state.SetIterationTime(r->latency_s);
+  }
+  std::sort(latencies.begin(), latencies.end());
+  const double measured =
+      latencies.size() % 2
+          ? latencies[latencies.size() / 2]
+          : 0.5 * (latencies[latencies.size() / 2 - 1] + latencies[latencies.size() / 2]);
+  state.counters["measured_ms"] = measured * 1e3;
+  state.counters["simulated_ms"] = sim->makespan_s * 1e3;
+  state.counters["error_pct"] = 100.0 * (sim->makespan_s - measured) / measured;
+  state.counters["ops"] = static_cast<double>(g->Ops().size());
+  state.counters["devices_used"] = static_cast<double>(p.devices.size());
+  state.counters["dispatch_us_per_op"] = cal.dispatch_s_per_op * 1e6;
+  state.counters["handoff_us"] = cal.handoff_s * 1e6;
+  state.counters["contention_gamma"] = cal.contention_gamma;
+  // The same plan simulated without the contention term, for comparison.
+  cost::Profile plain;
+  for (const auto& [node, devices] : profile->node_times())
+    for (const auto& [device, seconds] : devices) plain.SetNodeTime(node, device, seconds);
+  for (const auto& [node, pairs] : profile->transfer_times())
+    for (const auto& [pair, seconds] : pairs)
+      plain.SetTransferTime(node, pair.first, pair.second, seconds);
+  cost::CostModel plain_cost(*g, cluster, {}, &plain);
+  auto plain_sim = sim::Simulate(p, plain_cost);
+  HX_CHECK(plain_sim.ok());
+  state.counters["no_contention_error_pct"] = 100.0 * (plain_sim->makespan_s - measured) / measured;
+}
+
+void BM_FidelityGpt2(benchmark::State& state) {
+  graph::ZooOptions o;
+  const char* seq = std::getenv("HX_FIDELITY_GPT2_SEQ");
+  o.seq = seq != nullptr ? std::atoi(seq) : 128;
+  Fidelity(state, "gpt2", o, "heft");
+}
+BENCHMARK(BM_FidelityGpt2)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(20);
+
+void BM_FidelityLstm(benchmark::State& state) {
+  Fidelity(state, "lstm", graph::ZooOptions{}, "heft");  // Chrion's baseline shape (zoo defaults)
+}
+BENCHMARK(BM_FidelityLstm)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(20);
+
+}  // namespace
+
+BENCHMARK_MAIN();

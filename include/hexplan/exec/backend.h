@@ -1,0 +1,64 @@
+#pragma once
+// The device-backend interface the executor drives: memory, copies between host and devices and
+// between devices, kernel launches and events. The CPU backend (cpu_backend.h) implements it; a
+// GPU backend implements the same calls. Nothing backend-specific leaks out: device memory is a
+// DeviceBuffer (an address the backend gave out), devices are indices 0..num_devices()-1.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hexplan/core/status.h"
+#include "hexplan/exec/tensor.h"
+#include "hexplan/graph/graph.h"
+
+namespace hx::exec {
+
+struct DeviceBuffer {
+  void* ptr = nullptr;
+  int64_t bytes = 0;
+};
+
+// A point in a device's stream of work; complete once everything launched before it has run.
+struct Event {
+  int device = -1;
+  uint64_t sequence = 0;
+};
+
+class DeviceBackend {
+ public:
+  virtual ~DeviceBackend() = default;
+
+  virtual std::string name() const = 0;  // "cpu"
+  virtual int num_devices() const = 0;
+  // Called once by the thread that drives `device` (the CPU backend pins it to the device's cores).
+  virtual Status BindThread(int device) = 0;
+
+  // Device memory. Allocation beyond the device's capacity is ResourceExhausted naming the device.
+  virtual StatusOr<DeviceBuffer> Allocate(int device, int64_t bytes) = 0;
+  virtual void Free(int device, DeviceBuffer buffer) = 0;
+  virtual int64_t MemoryInUse(int device) const = 0;
+  virtual int64_t PeakMemory(int device) const = 0;
+  virtual int64_t Capacity(int device) const = 0;
+  virtual void ResetPeakMemory() = 0;
+
+  // Copies `bytes` bytes; offsets are into the device buffers (chunked copies).
+  virtual Status CopyHostToDevice(int device, const void* src, DeviceBuffer dst, int64_t offset,
+                                  int64_t bytes) = 0;
+  virtual Status CopyDeviceToHost(int device, DeviceBuffer src, int64_t offset, void* dst,
+                                  int64_t bytes) = 0;
+  virtual Status CopyDeviceToDevice(int src_device, DeviceBuffer src, int dst_device,
+                                    DeviceBuffer dst, int64_t offset, int64_t bytes) = 0;
+
+  // Whether a kernel on `device` may read host memory directly (direct host access, DHA).
+  virtual bool CanReadHostMemory(int device) const = 0;
+  virtual bool Supports(const graph::Node& op) const = 0;
+  // Runs (or enqueues) `op` on `device`; inputs and outputs point into device buffers (or host
+  // memory for DHA weights).
+  virtual Status Launch(int device, const graph::Node& op, const std::vector<TensorRef>& inputs,
+                        const std::vector<TensorRef>& outputs) = 0;
+  virtual Event RecordEvent(int device) = 0;
+  virtual Status WaitEvent(const Event& event) = 0;
+};
+
+}  // namespace hx::exec

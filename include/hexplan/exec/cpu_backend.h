@@ -1,0 +1,71 @@
+#pragma once
+// The CPU backend: each device of the cluster is a group of this machine's cores, named like
+// local-cpu's devices ("cpu:0-3", or a list "cpu:0,2,4"); the thread driving a device is pinned to
+// its cores. Device memory is host memory accounted against the device's capacity, copies are
+// memcpy, kernels run synchronously on the calling thread (kernels.h), so events complete at once.
+
+#include <atomic>
+#include <memory>
+#include <vector>
+
+#include "hexplan/exec/backend.h"
+#include "hexplan/exec/kernels.h"
+#include "hexplan/hw/cluster.h"
+
+namespace hx::exec {
+
+struct CpuBackendOptions {
+  bool pin_threads = true;  // pin device threads to the cores their device names
+  bool naive_kernels = false;
+  bool empty_kernels = false;  // launch does nothing (dispatch-overhead measurements)
+  Status Validate() const { return Status::Ok(); }
+};
+
+// The cores a device name like "cpu:0-3" or "cpu:0,2,5-7" denotes (empty when it names none).
+std::vector<int> ParseCoreList(const std::string& device_name);
+
+class CpuBackend final : public DeviceBackend {
+ public:
+  // Every device of `cluster` must be a CPU device (InvalidArgument names the first that is not).
+  static StatusOr<std::unique_ptr<CpuBackend>> Create(const hw::Cluster& cluster,
+                                                      const CpuBackendOptions& options = {});
+
+  std::string name() const override { return "cpu"; }
+  int num_devices() const override { return static_cast<int>(devices_.size()); }
+  Status BindThread(int device) override;
+  StatusOr<DeviceBuffer> Allocate(int device, int64_t bytes) override;
+  void Free(int device, DeviceBuffer buffer) override;
+  int64_t MemoryInUse(int device) const override;
+  int64_t PeakMemory(int device) const override;
+  int64_t Capacity(int device) const override;
+  void ResetPeakMemory() override;
+  Status CopyHostToDevice(int device, const void* src, DeviceBuffer dst, int64_t offset,
+                          int64_t bytes) override;
+  Status CopyDeviceToHost(int device, DeviceBuffer src, int64_t offset, void* dst,
+                          int64_t bytes) override;
+  Status CopyDeviceToDevice(int src_device, DeviceBuffer src, int dst_device, DeviceBuffer dst,
+                            int64_t offset, int64_t bytes) override;
+  bool CanReadHostMemory(int device) const override { return true; }
+  bool Supports(const graph::Node& op) const override;
+  Status Launch(int device, const graph::Node& op, const std::vector<TensorRef>& inputs,
+                const std::vector<TensorRef>& outputs) override;
+  Event RecordEvent(int device) override;
+  Status WaitEvent(const Event& event) override;
+
+ private:
+  struct Device {
+    std::string name;
+    std::vector<int> cores;
+    int64_t capacity = 0;
+    std::atomic<int64_t> in_use{0};
+    std::atomic<int64_t> peak{0};
+    std::atomic<uint64_t> launched{0};
+  };
+  CpuBackend() = default;
+  Status CheckDevice(int device) const;
+
+  CpuBackendOptions options_;
+  std::vector<std::unique_ptr<Device>> devices_;
+};
+
+}  // namespace hx::exec

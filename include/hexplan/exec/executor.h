@@ -1,0 +1,105 @@
+#pragma once
+// The ready-queue executor (SortingHat, Algorithm 1), on any DeviceBackend:
+//  - one thread per device runs its subgraphs in plan order; a subgraph starts once the one before
+//    it has finished and everything it waits for is "copied" (transfers) or "executed" (subgraphs
+//    on other devices); its ops then run back to back;
+//  - one thread per copy queue runs its transfers: weight loads host -> device (its own memory or a
+//    relay's), weight forwards relay -> reader (parallel transmission), activations between
+//    devices. In plan order one at a time, or (CopyOrder::kRoundRobin) chunk by chunk round-robin
+//    between the destination devices whose next transfer is ready (SortingHat's preemptive
+//    parameter queue);
+//  - an op whose weight is placed kDha reads it from host memory during the kernel;
+//  - device memory comes from the backend, which enforces each device's capacity; a tensor's
+//    buffer is freed on a device once its last reader there (op or outgoing transfer) is done;
+//  - a kernel error, an allocation beyond capacity or a stall longer than the watchdog stops every
+//    thread, and Run returns the error naming the op or transfer.
+// Graph inputs are placed on every device that reads them and weights marked `resident` are loaded
+// before the clock starts; the measured latency runs from the first task to the last.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hexplan/core/status.h"
+#include "hexplan/exec/backend.h"
+#include "hexplan/exec/tensor.h"
+#include "hexplan/graph/graph.h"
+#include "hexplan/hw/cluster.h"
+#include "hexplan/plan/plan.h"
+#include "hexplan/plan/task_graph.h"
+#include "hexplan/sim/simulator.h"
+
+namespace hx::exec {
+
+enum class CopyOrder : uint8_t { kPlan, kRoundRobin };
+const char* CopyOrderName(CopyOrder order);  // "plan", "round-robin"
+
+struct ExecOptions {
+  CopyOrder copy_order = CopyOrder::kPlan;
+  int64_t chunk_bytes = int64_t{1} << 20;  // kRoundRobin: bytes copied per turn
+  double watchdog_s = 60.0;                // abort when no task finishes for this long; 0: never
+  bool record_events = true;               // keep op/transfer events for a trace
+  Status Validate() const;
+};
+
+struct ExecResult {
+  double latency_s = 0.0;
+  std::vector<std::string> output_names;  // graph outputs, in graph.Outputs() order
+  std::vector<HostTensor> outputs;
+  std::vector<int64_t> peak_memory_bytes;  // per device
+  // Op and transfer events in time order (the simulator's event type; times in seconds since the
+  // first task could start). Their `track` views point into `track_names`, which the result
+  // shares with the executor, so they stay valid as long as either lives.
+  std::vector<sim::SimEvent> events;
+  std::shared_ptr<const std::vector<std::string>> track_names;
+  uint64_t ops_run = 0;
+  uint64_t transfers_run = 0;
+};
+
+class Executor {
+ public:
+  // Checks the plan's structure (the task graph), that the backend has one device per cluster
+  // device and a kernel for every op, and that `weights` (by NodeId, exec/values.h) holds every
+  // weight the graph reads. The plan, graph, cluster, backend and weights must outlive the
+  // executor (weights are read in place: DHA ops read them, loads copy from them).
+  static StatusOr<std::unique_ptr<Executor>> Create(const plan::Plan& plan,
+                                                    const graph::Graph& graph,
+                                                    const hw::Cluster& cluster,
+                                                    DeviceBackend* backend,
+                                                    const std::vector<HostTensor>* weights,
+                                                    const ExecOptions& options = {});
+  ~Executor();
+
+  // One inference (a cold start: every non-resident weight is transferred again).
+  StatusOr<ExecResult> Run(const std::map<std::string, HostTensor>& inputs);
+
+  const plan::TaskGraph& task_graph() const { return tasks_; }
+
+ private:
+  struct RunState;
+  Executor() = default;
+  Status RunComputeStream(RunState& state, uint32_t stream);
+  Status RunCopyStream(RunState& state, uint32_t stream);
+  Status RunTransferChunk(RunState& state, uint32_t task, int64_t offset, int64_t bytes);
+  Status RunOp(RunState& state, int device, NodeId op);
+  int DeviceOfPlace(PlaceId place) const;  // -1 for host memory and switches
+  const plan::WeightPlacement* PlacementFor(NodeId weight, DeviceId device) const;
+
+  const plan::Plan* plan_ = nullptr;
+  const graph::Graph* graph_ = nullptr;
+  const hw::Cluster* cluster_ = nullptr;
+  DeviceBackend* backend_ = nullptr;
+  ExecOptions options_;
+  const std::vector<HostTensor>* weights_ = nullptr;
+  plan::TaskGraph tasks_;
+  std::shared_ptr<std::vector<std::string>> track_names_;  // per stream
+  std::vector<int> transfer_dst_;                          // per transfer: destination device
+  std::vector<int> transfer_src_;                   // per transfer: source device or -1 (host)
+  std::vector<int32_t> initial_refs_;               // per (tensor, device) slot
+  std::vector<std::vector<TensorId>> input_slots_;  // per device: graph inputs it reads
+  std::vector<std::vector<uint32_t>> waiters_;      // per task: streams to wake when it finishes
+};
+
+}  // namespace hx::exec

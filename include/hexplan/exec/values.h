@@ -1,0 +1,39 @@
+#pragma once
+// Concrete values for a graph: its weights (the ONNX initializers it carries, or seeded random
+// values for zoo models that carry shapes only), random graph inputs, and a reference interpreter
+// that runs the whole graph on the host in topological order.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "hexplan/core/status.h"
+#include "hexplan/exec/kernels.h"
+#include "hexplan/exec/tensor.h"
+#include "hexplan/graph/graph.h"
+
+namespace hx::exec {
+
+// Per node (indexed by NodeId): the value of each weight node; empty tensors for other nodes.
+// A weight with a payload takes it (its size must match); one without gets seeded random values:
+// floats uniform in +-1/sqrt(fan_in) (1-D weights named *weight/*gamma near 1, other 1-D near 0),
+// bool weights of shape [..., n, n] a causal (lower-triangular) mask, integers in the range of
+// the Gather that reads them. Errors name the weight.
+StatusOr<std::vector<HostTensor>> MaterializeWeights(const graph::Graph& graph, uint64_t seed);
+
+// Random values for every graph input, by input name: floats uniform in [-1, 1), integers valid
+// indices for the Gathers that read them (else 0 or 1).
+std::map<std::string, HostTensor> RandomInputs(const graph::Graph& graph, uint64_t seed);
+
+// Checks that `inputs` gives every graph input with its dtype and shape (names the input).
+Status CheckInputs(const graph::Graph& graph, const std::map<std::string, HostTensor>& inputs);
+
+// Runs the graph on the calling thread with the CPU kernels; returns the graph outputs in
+// graph.Outputs() order. With options.naive this is the reference the executor is tested against.
+StatusOr<std::vector<HostTensor>> RunReference(const graph::Graph& graph,
+                                               const std::vector<HostTensor>& weights,
+                                               const std::map<std::string, HostTensor>& inputs,
+                                               const KernelOptions& options = {.naive = true});
+
+}  // namespace hx::exec

@@ -1,0 +1,115 @@
+// hexplan profile MODEL --cluster local-cpu -o profile.json: measures every op of the model on
+// each device model of a CPU cluster and writes a profile the cost model uses (docs/runtime.md).
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "cli/command.h"
+#include "cli/planning_inputs.h"
+#include "hexplan/exec/cpu_backend.h"
+#include "hexplan/exec/profiler.h"
+#include "hexplan/exec/values.h"
+
+namespace hx::cli {
+namespace {
+
+struct ProfileArgs {
+  ModelArgs model;
+  std::string cluster = "local-cpu";
+  std::string output_path;
+  int repeats = 5;
+  int warmup = 1;
+  double budget_s = 0.0;
+  bool contention = false;
+  uint64_t seed = 1;
+  bool json = false;
+};
+
+int RunProfile(const ProfileArgs& args) {
+  exec::ProfileOptions options;
+  options.repeats = args.repeats;
+  options.warmup = args.warmup;
+  options.budget_s = args.budget_s;
+  options.contention = args.contention;
+  if (Status s = options.Validate(); !s.ok()) return ReportError(s);
+  auto inputs = LoadPlanningInputs(args.model, args.cluster);
+  if (!inputs.ok()) return ReportError(inputs.status());
+  const graph::Graph& graph = *inputs->graph;
+  const hw::Cluster& cluster = *inputs->cluster;
+  auto backend = exec::CpuBackend::Create(cluster);
+  if (!backend.ok()) return ReportError(backend.status());
+  auto weights = exec::MaterializeWeights(graph, args.seed);
+  if (!weights.ok()) return ReportError(weights.status());
+  const auto values = exec::RandomInputs(graph, args.seed + 1);
+  exec::ProfileCalibration cal;
+  auto profile = exec::ProfileGraph(graph, cluster, *weights, values, **backend, options, &cal);
+  if (!profile.ok()) return ReportError(profile.status());
+  if (Status s = profile->WriteFile(args.output_path); !s.ok()) return ReportError(s);
+
+  double total = 0.0;
+  std::map<std::string, double> per_device;
+  for (const auto& [node, devices] : profile->node_times())
+    for (const auto& [device, seconds] : devices) per_device[device] += seconds;
+  for (const auto& [device, seconds] : per_device) total = std::max(total, seconds);
+  if (args.json) {
+    nlohmann::json out;
+    out["model"] = graph.name();
+    out["cluster"] = cluster.name();
+    out["output"] = args.output_path;
+    out["ops"] = graph.Ops().size();
+    out["repeats"] = args.repeats;
+    out["budget_s"] = args.budget_s;
+    out["dispatch_us_per_op"] = cal.dispatch_s_per_op * 1e6;
+    if (cluster.num_devices() >= 2) {
+      out["handoff_us"] = cal.handoff_s * 1e6;
+      if (options.contention) {
+        out["kernel_sum_ms"] = cal.kernel_sum_s * 1e3;
+        out["concurrent_kernel_sum_ms"] = cal.concurrent_kernel_sum_s * 1e3;
+        out["contention_gamma"] = cal.contention_gamma;
+      }
+    }
+    nlohmann::json devices = nlohmann::json::object();
+    for (const auto& [device, seconds] : per_device) devices[device] = {{"sum_ms", seconds * 1e3}};
+    out["devices"] = devices;
+    std::printf("%s\n", out.dump(2).c_str());
+    return 0;
+  }
+  std::printf("profiled    %zu ops of %s on %s (median of %d runs each)\n", graph.Ops().size(),
+              graph.name().c_str(), cluster.name().c_str(), args.repeats);
+  for (const auto& [device, seconds] : per_device)
+    std::printf("device      %s: ops sum to %.3f ms\n", device.c_str(), seconds * 1e3);
+  if (cluster.num_devices() >= 2 && options.contention)
+    std::printf(
+        "contention  kernels %.3f ms alone, %.3f ms with every core group busy: gamma %.3f\n",
+        cal.kernel_sum_s * 1e3, cal.concurrent_kernel_sum_s * 1e3, cal.contention_gamma);
+  std::printf("profile     %s\n", args.output_path.c_str());
+  return 0;
+}
+
+}  // namespace
+
+Command AddProfileCommand(CLI::App& root) {
+  auto* app = root.add_subcommand(
+      "profile", "measure every op on this machine's CPU core groups and write a profile");
+  auto args = std::make_shared<ProfileArgs>();
+  args->model.AddTo(app);
+  app->add_option("--cluster", args->cluster, "a CPU cluster (local-cpu, local-cpu:groups=2, ...)")
+      ->default_val("local-cpu");
+  app->add_option("-o,--output", args->output_path, "the profile to write (.json or .csv)")
+      ->required();
+  app->add_option("--repeat", args->repeats, "timed runs per op (the median is kept)")
+      ->default_val(5);
+  app->add_option("--warmup", args->warmup, "untimed runs per op first")->default_val(1);
+  app->add_option("--budget", args->budget_s,
+                  "time budget in seconds (0: none): fewer timed runs per op and one calibration "
+                  "run each, so the profile takes about this long")
+      ->default_val(0.0);
+  app->add_flag("--contention", args->contention,
+                "also time every op on all core groups at once and write the measured "
+                "core-group contention term for the simulator (docs/runtime.md)");
+  app->add_option("--seed", args->seed, "seed for random weights and inputs")->default_val(1);
+  app->add_flag("--json", args->json, "print one JSON object");
+  return {app, [args]() { return RunProfile(*args); }};
+}
+
+}  // namespace hx::cli

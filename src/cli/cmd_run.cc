@@ -1,0 +1,257 @@
+// hexplan run MODEL --plan PLAN: executes a plan for real on this machine's CPU core groups (the
+// ready-queue executor) and reports the measured latency; writes outputs as .npy and a trace.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "cli/command.h"
+#include "cli/planning_inputs.h"
+#include "hexplan/core/file_util.h"
+#include "hexplan/cost/profile.h"
+#include "hexplan/exec/cpu_backend.h"
+#include "hexplan/exec/executor.h"
+#include "hexplan/exec/tensor.h"
+#include "hexplan/exec/values.h"
+#include "hexplan/plan/plan_json.h"
+#include "hexplan/sim/simulator.h"
+#include "hexplan/sim/timeline.h"
+
+namespace hx::cli {
+namespace {
+
+struct RunArgs {
+  ModelArgs model;
+  std::string plan_path;
+  std::string cluster;
+  std::vector<std::string> inputs;  // NAME=FILE.npy
+  bool random_input = false;
+  uint64_t seed = 1;
+  std::string output_path;
+  std::string trace_path;
+  std::string profile_path;
+  int repeat = 1;
+  int warmup = 1;
+  std::string copy_order = "plan";
+  int64_t chunk_bytes = int64_t{1} << 20;
+  double watchdog_s = 60.0;
+  bool json = false;
+};
+
+std::string SafeName(const std::string& name) {
+  std::string out;
+  for (char c : name) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '-') ? c : '_';
+  while (!out.empty() && out.front() == '_') out.erase(out.begin());
+  return out.empty() ? "output" : out;
+}
+
+double Percentile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  if (v.empty()) return 0.0;
+  // Nearest rank.
+  size_t rank = static_cast<size_t>(std::ceil(q * static_cast<double>(v.size())));
+  return v[std::min(v.size() - 1, rank == 0 ? 0 : rank - 1)];
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  if (v.empty()) return 0.0;
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+int RunRun(const RunArgs& args) {
+  if (args.repeat < 1) return ReportError(InvalidArgument("--repeat must be >= 1"));
+  if (args.warmup < 0) return ReportError(InvalidArgument("--warmup must be >= 0"));
+  exec::ExecOptions options;
+  if (args.copy_order == "round-robin")
+    options.copy_order = exec::CopyOrder::kRoundRobin;
+  else if (args.copy_order != "plan")
+    return ReportError(InvalidArgument("--copy-order: expected plan or round-robin, got '" +
+                                       args.copy_order + "'"));
+  options.chunk_bytes = args.chunk_bytes;
+  options.watchdog_s = args.watchdog_s;
+  if (Status s = options.Validate(); !s.ok()) return ReportError(s);
+
+  auto text = ReadFileToString(args.plan_path);
+  if (!text.ok()) return ReportError(text.status());
+  auto header = plan::ParsePlanHeader(*text, args.plan_path);
+  if (!header.ok()) return ReportError(header.status());
+  const std::string cluster_spec = args.cluster.empty() ? header->cluster.spec : args.cluster;
+  auto inputs = LoadPlanningInputs(args.model, cluster_spec);
+  if (!inputs.ok()) return ReportError(inputs.status());
+  const graph::Graph& graph = *inputs->graph;
+  const hw::Cluster& cluster = *inputs->cluster;
+  if (header->model.hash != 0 && header->model.hash != plan::GraphFingerprint(graph))
+    return ReportError(InvalidArgument(args.plan_path + ": the plan was made for model '" +
+                                       header->model.spec + "' (" + header->model.name +
+                                       "), not for '" + args.model.model +
+                                       "' with these options (fingerprint mismatch)"));
+  if (header->cluster.hash != 0 && header->cluster.hash != plan::ClusterFingerprint(cluster)) {
+    const std::string msg = args.plan_path + ": the plan was made for cluster '" +
+                            header->cluster.spec + "', not '" + cluster_spec +
+                            "' as built here (fingerprint mismatch)";
+    if (args.cluster.empty()) return ReportError(InvalidArgument(msg));
+    LogTo(&CliLogger(), LogLevel::kWarning, msg);
+  }
+  auto parsed = plan::ParsePlan(*text, args.plan_path, graph, cluster);
+  if (!parsed.ok()) return ReportError(parsed.status());
+  const plan::Plan p = std::move(parsed).value();
+
+  // Values: the model's weights (ONNX initializers, or seeded random), the inputs.
+  auto weights = exec::MaterializeWeights(graph, args.seed);
+  if (!weights.ok()) return ReportError(weights.status());
+  std::map<std::string, exec::HostTensor> values;
+  for (const std::string& item : args.inputs) {
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
+      return ReportError(InvalidArgument("--input: expected NAME=FILE.npy, got '" + item + "'"));
+    auto t = exec::ReadNpyFile(item.substr(eq + 1));
+    if (!t.ok()) return ReportError(t.status());
+    values[item.substr(0, eq)] = std::move(t).value();
+  }
+  if (args.random_input) {
+    for (auto& [name, t] : exec::RandomInputs(graph, args.seed + 1))
+      values.emplace(name, std::move(t));
+  }
+  if (Status s = exec::CheckInputs(graph, values); !s.ok()) {
+    return ReportError(
+        s.code() == StatusCode::kInvalidArgument &&
+                s.message().find("has no value") != std::string::npos
+            ? InvalidArgument(s.message() + ": give --input NAME=FILE.npy or --random-input")
+            : s);
+  }
+
+  auto backend = exec::CpuBackend::Create(cluster);
+  if (!backend.ok()) return ReportError(backend.status());
+  auto executor = exec::Executor::Create(p, graph, cluster, backend->get(), &*weights, options);
+  if (!executor.ok()) return ReportError(executor.status().WithContext(args.plan_path));
+
+  std::vector<double> latencies;
+  exec::ExecResult last;
+  for (int r = 0; r < args.warmup + args.repeat; ++r) {
+    auto result = (*executor)->Run(values);
+    if (!result.ok()) return ReportError(result.status());
+    if (r >= args.warmup) latencies.push_back(result->latency_s * 1e3);
+    last = std::move(result).value();
+  }
+
+  // Outputs: one file, or one per output next to it.
+  std::vector<std::string> files(last.outputs.size());
+  if (!args.output_path.empty()) {
+    for (size_t i = 0; i < last.outputs.size(); ++i) {
+      std::string path = args.output_path;
+      if (last.outputs.size() > 1) {
+        std::string stem = path.size() > 4 && path.substr(path.size() - 4) == ".npy"
+                               ? path.substr(0, path.size() - 4)
+                               : path;
+        path = stem + "." + SafeName(last.output_names[i]) + ".npy";
+      }
+      if (Status s = exec::WriteNpyFile(path, last.outputs[i]); !s.ok()) return ReportError(s);
+      files[i] = path;
+    }
+  }
+  if (!args.trace_path.empty()) {
+    sim::TimelineRecorder recorder(p, graph, cluster);
+    for (const sim::SimEvent& e : last.events) recorder.OnEvent(e);
+    if (Status s = WriteFileAtomic(args.trace_path, recorder.ChromeTraceJson()); !s.ok())
+      return ReportError(s);
+  }
+  std::optional<double> simulated_ms;
+  std::unique_ptr<cost::Profile> profile;
+  if (!args.profile_path.empty()) {
+    auto pr = cost::Profile::ReadFile(args.profile_path);
+    if (!pr.ok()) return ReportError(pr.status());
+    profile = std::make_unique<cost::Profile>(std::move(pr).value());
+    cost::CostModel model(graph, cluster, {}, profile.get());
+    auto sim = sim::Simulate(p, model);
+    if (!sim.ok()) return ReportError(sim.status());
+    simulated_ms = sim->makespan_s * 1e3;
+  }
+
+  const double median = Median(latencies), p95 = Percentile(latencies, 0.95);
+  if (args.json) {
+    nlohmann::json out;
+    out["model"] = graph.name();
+    out["plan"] = args.plan_path;
+    out["cluster"] = cluster.name();
+    out["algo"] = p.algo;
+    out["backend"] = (*backend)->name();
+    out["copy_order"] = exec::CopyOrderName(options.copy_order);
+    out["repeat"] = args.repeat;
+    out["warmup"] = args.warmup;
+    out["latency_ms_median"] = median;
+    out["latency_ms_p95"] = p95;
+    out["latency_ms"] = latencies;
+    if (simulated_ms) {
+      out["simulated_ms"] = *simulated_ms;
+      out["simulated_error"] = median > 0 ? (*simulated_ms - median) / median : 0.0;
+    }
+    out["ops"] = last.ops_run;
+    out["transfers"] = last.transfers_run;
+    nlohmann::json peaks = nlohmann::json::object();
+    for (size_t d = 0; d < last.peak_memory_bytes.size(); ++d)
+      peaks[cluster.device(DeviceId(d)).name] = last.peak_memory_bytes[d];
+    out["peak_memory_bytes"] = peaks;
+    nlohmann::json outs = nlohmann::json::array();
+    for (size_t i = 0; i < last.outputs.size(); ++i) {
+      nlohmann::json o = {{"name", last.output_names[i]},
+                          {"dtype", graph::DTypeName(last.outputs[i].dtype)},
+                          {"shape", last.outputs[i].shape}};
+      if (!files[i].empty()) o["file"] = files[i];
+      outs.push_back(std::move(o));
+    }
+    out["outputs"] = std::move(outs);
+    std::printf("%s\n", out.dump(2).c_str());
+    return 0;
+  }
+  std::printf("plan        %s (%s) on %s, %s backend\n", args.plan_path.c_str(), p.algo.c_str(),
+              cluster.name().c_str(), (*backend)->name().c_str());
+  std::printf("latency     median %.3f ms, p95 %.3f ms over %d runs\n", median, p95, args.repeat);
+  if (simulated_ms)
+    std::printf("simulated   %.3f ms (%+.1f%%)\n", *simulated_ms,
+                median > 0 ? 100.0 * (*simulated_ms - median) / median : 0.0);
+  std::printf("work        %llu ops, %llu transfers\n",
+              static_cast<unsigned long long>(last.ops_run),
+              static_cast<unsigned long long>(last.transfers_run));
+  for (size_t i = 0; i < last.outputs.size(); ++i)
+    std::printf("output      %s %s %s%s%s\n", last.output_names[i].c_str(),
+                graph::DTypeName(last.outputs[i].dtype),
+                graph::ShapeToString(last.outputs[i].shape).c_str(), files[i].empty() ? "" : " -> ",
+                files[i].c_str());
+  if (!args.trace_path.empty()) std::printf("trace       %s\n", args.trace_path.c_str());
+  return 0;
+}
+
+}  // namespace
+
+Command AddRunCommand(CLI::App& root) {
+  auto* app = root.add_subcommand("run", "execute a plan for real on this machine's CPU cores");
+  auto args = std::make_shared<RunArgs>();
+  args->model.AddTo(app);
+  app->add_option("--plan", args->plan_path, "a plan file (hexplan place -o)")->required();
+  app->add_option("--cluster", args->cluster,
+                  "the CPU cluster to run on (default: the plan's, e.g. local-cpu:groups=2)");
+  app->add_option("--input", args->inputs, "a graph input as NAME=FILE.npy (repeatable)");
+  app->add_flag("--random-input", args->random_input, "random values for inputs not given");
+  app->add_option("--seed", args->seed, "seed for random weights and inputs")->default_val(1);
+  app->add_option("--output", args->output_path,
+                  "write the output as .npy (several outputs: <stem>.<name>.npy)");
+  app->add_option("--trace", args->trace_path, "write a Chrome/Perfetto trace of the last run");
+  app->add_option("--profile", args->profile_path,
+                  "also simulate the plan with this measured profile (hexplan profile)");
+  app->add_option("--repeat", args->repeat, "measured runs")->default_val(1);
+  app->add_option("--warmup", args->warmup, "unmeasured runs first")->default_val(1);
+  app->add_option("--copy-order", args->copy_order,
+                  "plan (queues in plan order) or round-robin (chunks between destinations)")
+      ->default_val("plan");
+  app->add_option("--chunk-bytes", args->chunk_bytes, "round-robin chunk size")
+      ->default_val(int64_t{1} << 20);
+  app->add_option("--watchdog", args->watchdog_s, "fail when nothing finishes for this long (s)")
+      ->default_val(60.0);
+  app->add_flag("--json", args->json, "print one JSON object");
+  return {app, [args]() { return RunRun(*args); }};
+}
+
+}  // namespace hx::cli

@@ -1,0 +1,35 @@
+#include "hexplan/cost/cpu_contention.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace hx::cost {
+
+Status CpuContentionOptions::Validate() const {
+  if (!(gamma >= 0.0) || !std::isfinite(gamma))
+    return InvalidArgument("cpu contention: gamma must be a finite number >= 0, got " +
+                           std::to_string(gamma));
+  return Status::Ok();
+}
+
+double CpuContentionSlowdown(int busy_cores, const CpuContentionOptions& options) {
+  return 1.0 + options.gamma * static_cast<double>(std::max(busy_cores, 1) - 1);
+}
+
+double CpuCoreTimeFrom(double device_seconds, const hw::Device& cpu, int busy_cores,
+                       const CpuContentionOptions& options) {
+  if (!std::isfinite(device_seconds)) return device_seconds;
+  const double launch = std::min(std::max(cpu.spec.launch_overhead_s, 0.0), device_seconds);
+  const double cores = static_cast<double>(std::max(cpu.spec.cores, 1));
+  return launch + (device_seconds - launch) * cores * CpuContentionSlowdown(busy_cores, options);
+}
+
+double CpuCoreOpTime(const CostModel& cost, NodeId op, DeviceId cpu, int busy_cores,
+                     const CpuContentionOptions& options) {
+  if (!cost.graph().node(op).is_op()) return 0.0;
+  if (!cost.Supports(op, cpu)) return std::numeric_limits<double>::infinity();
+  return CpuCoreTimeFrom(cost.OpTime(op, cpu), cost.cluster().device(cpu), busy_cores, options);
+}
+
+}  // namespace hx::cost

@@ -1,0 +1,392 @@
+#include "hexplan/exec/profiler.h"
+
+#include <algorithm>
+#include <barrier>
+#include <chrono>
+#include <cmath>
+#include <set>
+#include <thread>
+
+#include "hexplan/exec/executor.h"
+#include "hexplan/graph/analysis.h"
+#include "hexplan/plan/plan_builder.h"
+
+namespace hx::exec {
+
+using graph::NodeKind;
+
+Status ProfileOptions::Validate() const {
+  if (warmup < 0) return InvalidArgument("profile: warmup must be >= 0");
+  if (repeats < 1) return InvalidArgument("profile: repeats must be >= 1");
+  if (!(budget_s >= 0.0) || !std::isfinite(budget_s))
+    return InvalidArgument("profile: the time budget must be a finite number of seconds >= 0");
+  return Status::Ok();
+}
+
+namespace {
+
+// With `sync`, every timed launch starts at a barrier shared with the threads measuring the other
+// devices, so that their copies of the same op run at the same time; the thread leaves the barrier
+// when it returns (also on an error), so the others never wait for it.
+StatusOr<std::vector<double>> MeasureOnThisThread(
+    const graph::Graph& graph, const std::vector<HostTensor>& weights,
+    const std::map<std::string, HostTensor>& inputs, DeviceBackend& backend, int device,
+    const ProfileOptions& options, double op_share_s, std::vector<int>& runs_used,
+    const std::vector<int>* runs_per_op = nullptr, std::barrier<>* sync = nullptr) {
+  struct LeaveBarrier {
+    std::barrier<>* sync;
+    ~LeaveBarrier() {
+      if (sync != nullptr) (void)sync->arrive_and_drop();
+    }
+  } leave{sync};
+  HX_RETURN_IF_ERROR(backend.BindThread(device));
+  HX_ASSIGN_OR_RETURN(std::vector<NodeId> order, graph::TopologicalOrder(graph));
+  std::vector<double> seconds(graph.num_nodes(), 0.0);
+  runs_used.assign(graph.num_nodes(), 0);
+  std::vector<DeviceBuffer> buffers(graph.num_tensors());
+  std::vector<const void*> host(graph.num_tensors(), nullptr);
+  std::vector<int> readers(graph.num_tensors(), 0);
+  for (NodeId op : graph.Ops()) {
+    std::set<uint32_t> seen;
+    for (TensorId t : graph.node(op).inputs)
+      if (t.valid() && seen.insert(t.value()).second) ++readers[t.value()];
+  }
+  auto release_all = [&] {
+    for (DeviceBuffer& b : buffers)
+      if (b.ptr != nullptr || b.bytes > 0) backend.Free(device, b), b = DeviceBuffer{};
+  };
+  for (NodeId id : order) {
+    const graph::Node& node = graph.node(id);
+    if (node.kind == NodeKind::kInput) {
+      auto it = inputs.find(node.name);
+      if (it == inputs.end()) {
+        release_all();
+        return InvalidArgument("graph input '" + node.name + "' has no value");
+      }
+      host[node.outputs[0].value()] = it->second.bytes.data();
+      continue;
+    }
+    if (node.kind == NodeKind::kWeight) {
+      host[node.outputs[0].value()] = weights.at(id.value()).bytes.data();
+      continue;
+    }
+    if (node.kind != NodeKind::kOp) continue;
+    std::vector<TensorRef> in(node.inputs.size()), out(node.outputs.size());
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      const TensorId t = node.inputs[i];
+      if (!t.valid()) continue;
+      const graph::Tensor& tensor = graph.tensor(t);
+      in[i] = TensorRef{tensor.dtype, &tensor.shape,
+                        buffers[t.value()].ptr != nullptr
+                            ? buffers[t.value()].ptr
+                            : const_cast<void*>(host[t.value()])};  // kernels only read inputs
+    }
+    for (size_t i = 0; i < node.outputs.size(); ++i) {
+      const TensorId t = node.outputs[i];
+      if (!t.valid()) continue;
+      const graph::Tensor& tensor = graph.tensor(t);
+      auto b = backend.Allocate(device, tensor.Bytes());
+      if (!b.ok()) {
+        release_all();
+        return b.status().WithContext("profiling op '" + node.name + "'");
+      }
+      buffers[t.value()] = *b;
+      out[i] = TensorRef{tensor.dtype, &tensor.shape, b->ptr};
+    }
+    // Timed runs: `repeats`, or fewer once the op has used its share of the budget (at least
+    // one), or exactly what `runs_per_op` says (the concurrent pass repeats the alone pass).
+    const int timed = runs_per_op != nullptr ? (*runs_per_op)[id.value()] : options.repeats;
+    std::vector<double> runs;
+    double spent = 0.0;
+    for (int r = 0; r < options.warmup + timed; ++r) {
+      if (runs_per_op == nullptr && !runs.empty() && op_share_s > 0.0 && spent >= op_share_s) break;
+      if (sync != nullptr) sync->arrive_and_wait();
+      const auto start = std::chrono::steady_clock::now();
+      Status s = backend.Launch(device, node, in, out);
+      if (s.ok()) s = backend.WaitEvent(backend.RecordEvent(device));
+      if (!s.ok()) {
+        release_all();
+        return s.WithContext("profiling op '" + node.name + "'");
+      }
+      const double t =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      spent += t;
+      if (r >= options.warmup) runs.push_back(t);
+    }
+    runs_used[id.value()] = static_cast<int>(runs.size());
+    std::nth_element(runs.begin(), runs.begin() + static_cast<long>(runs.size() / 2), runs.end());
+    seconds[id.value()] = runs[runs.size() / 2];
+    std::set<uint32_t> seen;
+    for (TensorId t : node.inputs) {
+      if (!t.valid() || !seen.insert(t.value()).second) continue;
+      if (--readers[t.value()] == 0 && buffers[t.value()].ptr != nullptr) {
+        backend.Free(device, buffers[t.value()]);
+        buffers[t.value()] = DeviceBuffer{};
+      }
+    }
+    for (TensorId t : node.outputs)
+      if (t.valid() && readers[t.value()] == 0 && buffers[t.value()].ptr != nullptr) {
+        backend.Free(device, buffers[t.value()]);
+        buffers[t.value()] = DeviceBuffer{};
+      }
+  }
+  release_all();
+  return seconds;
+}
+
+StatusOr<std::vector<double>> MeasureAlone(const graph::Graph& graph,
+                                           const std::vector<HostTensor>& weights,
+                                           const std::map<std::string, HostTensor>& inputs,
+                                           DeviceBackend& backend, int device,
+                                           const ProfileOptions& options,
+                                           std::vector<int>* runs_out);
+
+}  // namespace
+
+StatusOr<std::vector<double>> MeasureOpTimes(const graph::Graph& graph,
+                                             const std::vector<HostTensor>& weights,
+                                             const std::map<std::string, HostTensor>& inputs,
+                                             DeviceBackend& backend, int device,
+                                             const ProfileOptions& options) {
+  HX_RETURN_IF_ERROR(options.Validate());
+  return MeasureAlone(graph, weights, inputs, backend, device, options, nullptr);
+}
+
+namespace {
+
+StatusOr<std::vector<double>> MeasureAlone(const graph::Graph& graph,
+                                           const std::vector<HostTensor>& weights,
+                                           const std::map<std::string, HostTensor>& inputs,
+                                           DeviceBackend& backend, int device,
+                                           const ProfileOptions& options,
+                                           std::vector<int>* runs_out) {
+  if (weights.size() != graph.num_nodes())
+    return InvalidArgument("profile: weights must be indexed by node");
+  for (NodeId op : graph.Ops())
+    if (!backend.Supports(graph.node(op)))
+      return Unimplemented("op '" + graph.node(op).name + "': the " + backend.name() +
+                           " backend has no kernel for op type '" + graph.node(op).op_type + "'");
+  // A fresh thread, so that pinning it does not pin the caller.
+  StatusOr<std::vector<double>> result = Internal("profile: not run");
+  std::vector<int> runs_used;
+  const double share =
+      options.budget_s > 0.0
+          ? options.budget_s / 2.0 / static_cast<double>(std::max<size_t>(1, graph.Ops().size()))
+          : 0.0;
+  std::thread worker([&] {
+    result =
+        MeasureOnThisThread(graph, weights, inputs, backend, device, options, share, runs_used);
+  });
+  worker.join();
+  if (runs_out != nullptr) *runs_out = std::move(runs_used);
+  return result;
+}
+
+// The op-by-op sweep on every device of `devices` at once (one pinned thread each, a barrier
+// before every timed launch), each op timed `runs_per_op` times: per device, its op times while
+// all the others run the same op.
+StatusOr<std::vector<std::vector<double>>> MeasureOpTimesConcurrently(
+    const graph::Graph& graph, const std::vector<HostTensor>& weights,
+    const std::map<std::string, HostTensor>& inputs, DeviceBackend& backend,
+    const std::vector<int>& devices, const ProfileOptions& options,
+    const std::vector<int>& runs_per_op) {
+  std::barrier<> sync(static_cast<std::ptrdiff_t>(devices.size()));
+  std::vector<StatusOr<std::vector<double>>> results(devices.size(), Internal("profile: not run"));
+  std::vector<std::vector<int>> used(devices.size());
+  std::vector<std::thread> workers;
+  for (size_t k = 0; k < devices.size(); ++k)
+    workers.emplace_back([&, k] {
+      results[k] = MeasureOnThisThread(graph, weights, inputs, backend, devices[k], options, 0.0,
+                                       used[k], &runs_per_op, &sync);
+    });
+  for (std::thread& w : workers) w.join();
+  std::vector<std::vector<double>> out;
+  for (auto& r : results) {
+    if (!r.ok()) return r.status().WithContext("profiling ops concurrently");
+    out.push_back(std::move(r).value());
+  }
+  return out;
+}
+
+// A plan with the given ops (topological order) on devices device_of(k), one subgraph per run of
+// consecutive ops on one device.
+StatusOr<plan::Plan> SpreadPlan(const graph::Graph& graph, const hw::Cluster& cluster,
+                                const std::function<DeviceId(size_t)>& device_of) {
+  HX_ASSIGN_OR_RETURN(std::vector<NodeId> order, graph::TopologicalOrder(graph));
+  plan::Plan p;
+  p.algo = "profile";
+  std::vector<plan::DeviceSchedule> schedules(cluster.num_devices());
+  size_t k = 0;
+  DeviceId last;
+  for (NodeId id : order) {
+    if (!graph.node(id).is_op()) continue;
+    const DeviceId d = device_of(k++);
+    auto& subgraphs = schedules[d.value()].subgraphs;
+    if (d != last || subgraphs.empty()) subgraphs.emplace_back();
+    subgraphs.back().ops.push_back(id);
+    last = d;
+  }
+  for (size_t d = 0; d < schedules.size(); ++d) {
+    if (schedules[d].subgraphs.empty()) continue;
+    schedules[d].device = DeviceId(d);
+    p.devices.push_back(std::move(schedules[d]));
+  }
+  HX_RETURN_IF_ERROR(plan::CompleteTransfers(p, graph, cluster));
+  return p;
+}
+
+StatusOr<double> MedianRun(const plan::Plan& p, const graph::Graph& graph,
+                           const hw::Cluster& cluster, DeviceBackend& backend,
+                           const std::vector<HostTensor>& weights,
+                           const std::map<std::string, HostTensor>& inputs, int runs) {
+  ExecOptions options;
+  options.record_events = false;
+  HX_ASSIGN_OR_RETURN(auto executor,
+                      Executor::Create(p, graph, cluster, &backend, &weights, options));
+  std::vector<double> latencies;
+  for (int r = 0; r < runs + 1; ++r) {
+    HX_ASSIGN_OR_RETURN(ExecResult result, executor->Run(inputs));
+    if (r > 0) latencies.push_back(result.latency_s);
+  }
+  std::sort(latencies.begin(), latencies.end());
+  return latencies[latencies.size() / 2];
+}
+
+// Cross-device hand-off and copy bandwidth between devices a and b: a chain of Relu ops alternating
+// between them, with tiny and with large tensors.
+Status MeasureHandoff(const hw::Cluster& cluster, DeviceBackend& backend, DeviceId a, DeviceId b,
+                      bool quick, ProfileCalibration* cal) {
+  auto chain = [&](int64_t elements, int n) {
+    graph::Graph g("handoff");
+    TensorId t = g.node(g.AddInput("x", graph::DType::kF32, {elements})).outputs[0];
+    for (int k = 0; k < n; ++k)
+      t = g.node(g.AddOpWithOutputs(
+                     "Relu", "r" + std::to_string(k), {t},
+                     {{"r" + std::to_string(k) + ".out", graph::DType::kF32, {elements}}}))
+              .outputs[0];
+    g.AddOutput(t);
+    return g;
+  };
+  // Quick (a time budget): shorter chains, one timed run each.
+  const int n = quick ? 8 : 32, runs = quick ? 1 : 3;
+  auto timed = [&](int64_t elements, bool spread) -> StatusOr<double> {
+    graph::Graph g = chain(elements, n);
+    std::vector<HostTensor> no_weights(g.num_nodes());
+    std::map<std::string, HostTensor> in;
+    in.emplace("x", HostTensor(graph::DType::kF32, {elements}));
+    HX_ASSIGN_OR_RETURN(plan::Plan p,
+                        SpreadPlan(g, cluster, [&](size_t k) { return spread && k % 2 ? b : a; }));
+    return MedianRun(p, g, cluster, backend, no_weights, in, runs);
+  };
+  const int64_t big = int64_t{1} << 18;  // 1 MiB tensors
+  HX_ASSIGN_OR_RETURN(double small_local, timed(16, false));
+  HX_ASSIGN_OR_RETURN(double small_spread, timed(16, true));
+  HX_ASSIGN_OR_RETURN(double big_local, timed(big, false));
+  HX_ASSIGN_OR_RETURN(double big_spread, timed(big, true));
+  const double hops = n - 1;
+  cal->handoff_s = std::max(0.0, (small_spread - small_local) / hops);
+  const double per_big_hop = (big_spread - big_local) / hops - cal->handoff_s;
+  cal->copy_bytes_per_s = per_big_hop > 0.0 ? static_cast<double>(big) * 4.0 / per_big_hop : 0.0;
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<cost::Profile> ProfileGraph(const graph::Graph& graph, const hw::Cluster& cluster,
+                                     const std::vector<HostTensor>& weights,
+                                     const std::map<std::string, HostTensor>& inputs,
+                                     DeviceBackend& backend, const ProfileOptions& options,
+                                     ProfileCalibration* calibration) {
+  HX_RETURN_IF_ERROR(options.Validate());
+  cost::Profile profile;
+  ProfileCalibration cal;
+  std::set<std::string> done;
+  std::vector<std::string> models;
+  std::vector<DeviceId> first_of_model;
+  std::vector<std::vector<double>> alone;  // per model: op times on its first device
+  std::vector<int> runs_per_op;            // the first model's timed runs per op
+  // With a budget, one calibration run each (the op sweeps take half of it).
+  const int calibration_runs = options.budget_s > 0.0 ? 1 : std::max(3, options.repeats);
+  for (DeviceId d : cluster.DeviceIds()) {
+    const hw::Device& device = cluster.device(d);
+    const std::string key = device.spec.model.empty() ? device.name : device.spec.model;
+    if (!done.insert(key).second) continue;
+    models.push_back(key);
+    first_of_model.push_back(d);
+    std::vector<int> used;
+    HX_ASSIGN_OR_RETURN(
+        std::vector<double> seconds,
+        MeasureAlone(graph, weights, inputs, backend, static_cast<int>(d.value()), options, &used));
+    if (models.size() == 1) runs_per_op = std::move(used);
+    alone.push_back(seconds);
+    // The executor's own cost per op on this device: a one-device run minus the kernels.
+    double kernels = 0.0;
+    for (NodeId op : graph.Ops()) kernels += seconds[op.value()];
+    HX_ASSIGN_OR_RETURN(plan::Plan one, SpreadPlan(graph, cluster, [&](size_t) { return d; }));
+    HX_ASSIGN_OR_RETURN(double run,
+                        MedianRun(one, graph, cluster, backend, weights, inputs, calibration_runs));
+    // Loads of the weights are part of the run; the simulator charges them to the links.
+    double loads = 0.0;
+    const hw::Route& route = cluster.HostToDevice(d);
+    for (NodeId w : graph.Weights())
+      loads += route.TransferSeconds(graph.tensor(graph.node(w).outputs[0]).Bytes());
+    const size_t num_ops = std::max<size_t>(1, graph.Ops().size());
+    const double per_op = std::max(0.0, (run - kernels - loads) / static_cast<double>(num_ops));
+    if (models.size() == 1) {
+      cal.kernel_sum_s = kernels;
+      cal.one_device_run_s = run;
+      cal.dispatch_s_per_op = per_op;
+    }
+    for (NodeId op : graph.Ops())
+      profile.SetNodeTime(graph.node(op).name, key, seconds[op.value()] + per_op);
+  }
+  std::vector<DeviceId> devices = cluster.DeviceIds();
+  // Contention between core groups: the op sweep again on every device at once (each op on all
+  // of them together), compared with the first model's sweep alone. The slowdown is time-weighted
+  // over the ops (what a plan's makespan sees): gamma = (sum concurrent / sum alone - 1) /
+  // (devices - 1), per device model, for the simulator's 1 + gamma * (busy - 1).
+  if (options.contention && devices.size() >= 2) {
+    std::vector<int> ids;
+    for (DeviceId d : devices) ids.push_back(static_cast<int>(d.value()));
+    HX_ASSIGN_OR_RETURN(
+        std::vector<std::vector<double>> together,
+        MeasureOpTimesConcurrently(graph, weights, inputs, backend, ids, options, runs_per_op));
+    for (size_t m = 0; m < models.size(); ++m) {
+      const size_t k = static_cast<size_t>(
+          std::find(devices.begin(), devices.end(), first_of_model[m]) - devices.begin());
+      double sum_alone = 0.0, sum_together = 0.0;
+      for (NodeId op : graph.Ops()) {
+        sum_alone += alone[m][op.value()];
+        sum_together += together[k][op.value()];
+      }
+      const double ratio = sum_alone > 0.0 ? sum_together / sum_alone : 1.0;
+      const double gamma = std::max(0.0, (ratio - 1.0) / static_cast<double>(devices.size() - 1));
+      profile.SetCpuContention(models[m], gamma);
+      if (m == 0) {
+        cal.concurrent_kernel_sum_s = sum_together;
+        cal.contention_gamma = gamma;
+      }
+    }
+  }
+  // Cross-device activation copies, per pair of device models.
+  if (devices.size() >= 2) {
+    HX_RETURN_IF_ERROR(
+        MeasureHandoff(cluster, backend, devices[0], devices[1], options.budget_s > 0.0, &cal));
+    std::set<std::pair<std::string, std::string>> pairs;
+    for (DeviceId x : devices)
+      for (DeviceId y : devices)
+        if (x != y) pairs.insert({cluster.device(x).spec.model, cluster.device(y).spec.model});
+    for (NodeId op : graph.Ops()) {
+      const graph::Node& node = graph.node(op);
+      if (node.outputs.empty() || !node.outputs[0].valid()) continue;
+      const double bytes = static_cast<double>(graph.tensor(node.outputs[0]).Bytes());
+      const double t =
+          cal.handoff_s + (cal.copy_bytes_per_s > 0 ? bytes / cal.copy_bytes_per_s : 0.0);
+      for (const auto& [a, b] : pairs) profile.SetTransferTime(node.name, a, b, t);
+    }
+  }
+  if (calibration != nullptr) *calibration = cal;
+  return profile;
+}
+
+}  // namespace hx::exec
