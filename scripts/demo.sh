@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make demo`: plan GPT-2 XL (batch 1, sequence 1024) on the sortinghat-v100 server with the `single`
 # planner, simulate the plan, print its latency and the lower bound, and write a Chrome/Perfetto
-# trace and an SVG timeline into out/.
+# trace and an SVG timeline into out/; compare the fast planners; then profile, plan and run a small
+# LSTM for real on this machine's CPU cores, with the simulator's prediction beside the measurement.
 set -euo pipefail
 HEXPLAN="${1:-build/release/hexplan}"
 OUT="${OUT:-out}"
@@ -26,6 +27,21 @@ echo "== the same model over all four GPUs with HEFT (cold start: weights loaded
   -o "$OUT/gpt2-xl.heft.plan.json"
 "$HEXPLAN" simulate "$OUT/gpt2-xl.heft.plan.json" \
   --trace "$OUT/gpt2-xl.heft.trace.json" --svg "$OUT/gpt2-xl.heft.svg"
+
+echo
+echo "== the planners side by side (batch 4, sequence 128), with SortingHat's critical-path bound"
+"$HEXPLAN" compare gpt2-xl --batch 4 --seq 128 --cluster sortinghat-v100 \
+  --algos single,heft,m-etf,deepplan,critical-path
+
+echo
+echo "== run a plan for real on this machine's cores (two core groups), beside its simulation"
+CPU=local-cpu:groups=2
+"$HEXPLAN" profile lstm --layers 2 --seq 16 --cluster "$CPU" --repeat 3 -o "$OUT/lstm.profile.json"
+"$HEXPLAN" place lstm --layers 2 --seq 16 --cluster "$CPU" --profile "$OUT/lstm.profile.json" \
+  --algo heft -o "$OUT/lstm.cpu.plan.json"
+"$HEXPLAN" run lstm --layers 2 --seq 16 --cluster "$CPU" --plan "$OUT/lstm.cpu.plan.json" \
+  --random-input --seed 1 --repeat 10 --profile "$OUT/lstm.profile.json" \
+  --output "$OUT/lstm.output.npy"
 
 echo
 echo "Open $OUT/gpt2-xl.single.trace.json in https://ui.perfetto.dev (or chrome://tracing);"

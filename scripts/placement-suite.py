@@ -123,7 +123,7 @@ def known_algos(hexplan):
     names = set(["critical-path"])
     for line in out.splitlines():
         if "--algo" in line and ":" in line:
-            tail = line.split("the planner:", 1)[-1]
+            tail = line.split("the planner:", 1)[-1].split("(", 1)[0]
             names.update(n.strip() for n in tail.replace("[", ",").replace("]", ",").split(",")
                          if n.strip() and " " not in n.strip())
     return names

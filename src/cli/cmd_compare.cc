@@ -9,6 +9,8 @@
 #include "cli/command.h"
 #include "cli/placement_report.h"
 #include "cli/planning_inputs.h"
+#include "hexplan/core/stopwatch.h"
+#include "hexplan/place/critical_path_bound.h"
 #include "hexplan/place/planner.h"
 
 namespace hx::cli {
@@ -17,12 +19,16 @@ namespace {
 struct CompareArgs {
   ModelArgs model;
   std::string cluster;
+  std::string profile;
   std::string algos;
   place::PlannerOptions options;
   bool json = false;
 };
 
 double Ms(double s) { return s * 1e3; }
+
+// SortingHat's critical-path figure: a bound reported beside the planners, not a planner.
+constexpr char kCriticalPath[] = "critical-path";
 
 std::vector<std::string> SplitAlgos(const std::string& text) {
   std::vector<std::string> out;
@@ -38,6 +44,7 @@ std::vector<std::string> DefaultAlgos() {
   std::vector<std::string> out;
   for (const std::string& name : place::PlannerNames())
     if (name != "auto") out.push_back(name);
+  out.push_back(kCriticalPath);
   return out;
 }
 
@@ -47,10 +54,11 @@ int RunCompare(const CompareArgs& args) {
   std::vector<std::string> algos = args.algos.empty() ? DefaultAlgos() : SplitAlgos(args.algos);
   if (algos.empty()) return ReportError(InvalidArgument("--algos: no planner named"));
   for (const std::string& a : algos) {
+    if (a == kCriticalPath) continue;
     auto planner = place::MakePlanner(a);
     if (!planner.ok()) return ReportError(planner.status().WithContext("--algos"));
   }
-  auto inputs = LoadPlanningInputs(args.model, args.cluster);
+  auto inputs = LoadPlanningInputs(args.model, args.cluster, args.profile);
   if (!inputs.ok()) return ReportError(inputs.status());
 
   place::PlanRequest request;
@@ -64,9 +72,21 @@ int RunCompare(const CompareArgs& args) {
   struct Row {
     std::string algo;
     StatusOr<place::PlacementOutcome> outcome;
+    std::optional<double> bound_s;  // critical-path: a bound, not a plan
+    double time_s = 0.0;
   };
   std::vector<Row> rows;
-  for (const std::string& a : algos) rows.push_back({a, place::RunPlanner(a, request)});
+  for (const std::string& a : algos) {
+    if (a == kCriticalPath) {
+      Stopwatch watch;
+      auto bound = place::CriticalPathBound(*inputs->cost);
+      Row row{a, bound.status(), std::nullopt, watch.ElapsedSeconds()};
+      if (bound.ok()) row.bound_s = *bound;
+      rows.push_back(std::move(row));
+      continue;
+    }
+    rows.push_back({a, place::RunPlanner(a, request)});
+  }
 
   // `single` is the reference for speedups; run it when it is not in the list.
   std::optional<double> single_s;
@@ -83,7 +103,15 @@ int RunCompare(const CompareArgs& args) {
     out["cluster"] = inputs->cluster->name();
     nlohmann::json results = nlohmann::json::array();
     for (const Row& r : rows) {
-      if (r.outcome.ok()) {
+      if (r.bound_s) {
+        nlohmann::json j = {{"algo", r.algo},
+                            {"status", "bound"},
+                            {"latency_ms", Ms(*r.bound_s)},
+                            {"planning_time_s", r.time_s},
+                            {"detail", "a bound (model parallelism alone), not a plan"}};
+        if (single_s && *r.bound_s > 0) j["speedup_over_single"] = *single_s / *r.bound_s;
+        results.push_back(std::move(j));
+      } else if (r.outcome.ok()) {
         nlohmann::json j = PlacementJson(*r.outcome, *inputs);
         if (single_s && r.outcome->sim.makespan_s > 0)
           j["speedup_over_single"] = *single_s / r.outcome->sim.makespan_s;
@@ -102,6 +130,11 @@ int RunCompare(const CompareArgs& args) {
   std::printf("%-14s %-10s %12s %8s %8s %10s  %s\n", "planner", "status", "latency_ms", "speedup",
               "vs_bound", "plan_s", "peak memory per device (GB)");
   for (const Row& r : rows) {
+    if (r.bound_s) {
+      std::printf("%-14s %-10s %12.3f %7.2fx %8s %10.3f  (a bound, not a plan)\n", r.algo.c_str(),
+                  "bound", Ms(*r.bound_s), single_s ? *single_s / *r.bound_s : 0.0, "", r.time_s);
+      continue;
+    }
     if (!r.outcome.ok()) {
       std::printf("%-14s %-10s %s\n", r.algo.c_str(), "error",
                   r.outcome.status().message().c_str());
@@ -123,7 +156,7 @@ int RunCompare(const CompareArgs& args) {
         bound > 0 ? o.sim.makespan_s / bound : 0.0, o.result.planning_time_s, memory.c_str());
   }
   bool all_failed = true;
-  for (const Row& r : rows) all_failed = all_failed && !r.outcome.ok();
+  for (const Row& r : rows) all_failed = all_failed && !r.outcome.ok() && !r.bound_s;
   if (all_failed) return ReportError(rows.front().outcome.status());
   return 0;
 }
@@ -136,7 +169,10 @@ Command AddCompareCommand(CLI::App& root) {
   args->model.AddTo(app);
   app->add_option("--cluster", args->cluster,
                   "a cluster preset or file (optional for workload files that name devices)");
-  app->add_option("--algos", args->algos, "comma-separated planners (default: all)");
+  app->add_option("--profile", args->profile,
+                  "measured op times (hexplan profile, or a profile JSON/CSV) before the roofline");
+  app->add_option("--algos", args->algos,
+                  "comma-separated planners, and critical-path for that bound (default: all)");
   AddPlannerOptions(app, args->options);
   app->add_flag("--json", args->json, "print one JSON object with `results`");
   return {app, [args]() { return RunCompare(*args); }};

@@ -8,6 +8,7 @@
 #include "cli/placement_report.h"
 #include "cli/planning_inputs.h"
 #include "hexplan/cost/cost_model.h"
+#include "hexplan/place/critical_path_bound.h"
 #include "hexplan/place/planner.h"
 #include "hexplan/plan/plan_json.h"
 
@@ -17,6 +18,7 @@ namespace {
 struct PlaceArgs {
   ModelArgs model;
   std::string cluster;
+  std::string profile;
   std::string algo = "single";
   std::string output;
   place::PlannerOptions options;
@@ -25,13 +27,37 @@ struct PlaceArgs {
 
 double Ms(double s) { return s * 1e3; }
 
+// `--algo critical-path` is SortingHat's bound (model parallelism alone), printed, never a plan.
+int RunCriticalPath(const PlaceArgs& args, const PlanningInputs& inputs) {
+  if (!args.output.empty())
+    return ReportError(InvalidArgument(
+        "-o: critical-path is a bound (model parallelism alone), not a plan; nothing to write"));
+  auto bound = place::CriticalPathBoundDetail(*inputs.cost);
+  if (!bound.ok()) return ReportError(bound.status());
+  if (args.json) {
+    nlohmann::json out = {{"algo", "critical-path"},           {"model", inputs.graph->name()},
+                          {"cluster", inputs.cluster->name()}, {"status", "bound"},
+                          {"latency_ms", Ms(bound->seconds)},  {"path_ops", bound->ops.size()}};
+    std::printf("%s\n", out.dump(2).c_str());
+    return 0;
+  }
+  std::printf("algo           critical-path (a bound, not a plan)\n");
+  std::printf("model          %s on %s\n", inputs.graph->name().c_str(),
+              inputs.cluster->name().c_str());
+  std::printf("bound          %.3f ms over %zu ops (fastest device each, free communication)\n",
+              Ms(bound->seconds), bound->ops.size());
+  return 0;
+}
+
 int RunPlace(const PlaceArgs& args) {
   auto zoo_options = args.model.ToZooOptions();
   if (!zoo_options.ok()) return ReportError(zoo_options.status());
-  auto inputs = LoadPlanningInputs(args.model, args.cluster);
+  auto inputs = LoadPlanningInputs(args.model, args.cluster, args.profile);
   if (!inputs.ok()) return ReportError(inputs.status());
   const graph::Graph& graph = *inputs->graph;
   const hw::Cluster& cluster = *inputs->cluster;
+
+  if (args.algo == "critical-path") return RunCriticalPath(args, *inputs);
 
   place::PlanRequest request;
   request.cost = inputs->cost.get();
@@ -83,9 +109,12 @@ Command AddPlaceCommand(CLI::App& root) {
   args->model.AddTo(app);
   app->add_option("--cluster", args->cluster,
                   "a cluster preset or file (optional for workload files that name devices)");
+  app->add_option("--profile", args->profile,
+                  "measured op times (hexplan profile, or a profile JSON/CSV) before the roofline");
   std::string algos;
   for (const auto& n : place::PlannerNames()) algos += (algos.empty() ? "" : ", ") + n;
-  app->add_option("--algo", args->algo, "the planner: " + algos)->default_val("single");
+  app->add_option("--algo", args->algo, "the planner: " + algos + " (or critical-path: a bound)")
+      ->default_val("single");
   app->add_option("-o,--output", args->output, "write the plan (JSON)");
   AddPlannerOptions(app, args->options);
   app->add_flag("--json", args->json, "print one JSON object");

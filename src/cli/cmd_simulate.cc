@@ -26,6 +26,7 @@ struct SimulateArgs {
   std::string svg_path;
   std::string model;
   std::string cluster;
+  std::string profile;
   double warm = 0.0;
   std::string copy_mode = "plan";
   bool json = false;
@@ -41,7 +42,7 @@ int RunSimulate(const SimulateArgs& args) {
 
   const std::string model_spec = args.model.empty() ? header->model.spec : args.model;
   const std::string cluster_spec = args.cluster.empty() ? header->cluster.spec : args.cluster;
-  auto inputs = LoadPlanningInputs(model_spec, header->model.options, cluster_spec);
+  auto inputs = LoadPlanningInputs(model_spec, header->model.options, cluster_spec, args.profile);
   if (!inputs.ok()) return ReportError(inputs.status().WithContext(args.plan_path));
   const graph::Graph* graph = inputs->graph.get();
   const hw::Cluster* cluster = inputs->cluster.get();
@@ -181,6 +182,8 @@ Command AddSimulateCommand(CLI::App& root) {
   app->add_option("--svg", args->svg_path, "write an SVG Gantt chart");
   app->add_option("--model", args->model, "rebuild the graph from this model instead");
   app->add_option("--cluster", args->cluster, "use this cluster instead of the plan's");
+  app->add_option("--profile", args->profile,
+                  "measured op times (hexplan profile, or a profile JSON/CSV) before the roofline");
   app->add_option("--warm", args->warm, "fraction of the parameters already resident (0..1)")
       ->default_val(0.0);
   app->add_option("--copy-mode", args->copy_mode,

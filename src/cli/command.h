@@ -28,6 +28,8 @@ Command AddTpCommand(CLI::App& root);
 Command AddSimulateCommand(CLI::App& root);
 Command AddPlaceCommand(CLI::App& root);
 Command AddCompareCommand(CLI::App& root);
+Command AddRunCommand(CLI::App& root);
+Command AddProfileCommand(CLI::App& root);
 
 // Prints "hexplan: error: <message>" to stderr and returns the status's exit code.
 int ReportError(const Status& status);

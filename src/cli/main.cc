@@ -15,7 +15,8 @@ int main(int argc, char** argv) {
       hx::cli::AddExportCommand(app),   hx::cli::AddShareCommand(app),
       hx::cli::AddTopoCommand(app),     hx::cli::AddTpCommand(app),
       hx::cli::AddSimulateCommand(app), hx::cli::AddPlaceCommand(app),
-      hx::cli::AddCompareCommand(app),
+      hx::cli::AddCompareCommand(app),  hx::cli::AddRunCommand(app),
+      hx::cli::AddProfileCommand(app),
   };
 
   try {

@@ -8,13 +8,17 @@ namespace hx::cli {
 
 StatusOr<PlanningInputs> LoadPlanningInputs(const std::string& model_spec,
                                             const graph::ZooOptions& options,
-                                            const std::string& cluster_spec) {
+                                            const std::string& cluster_spec,
+                                            const std::string& profile_path) {
   PlanningInputs in;
   in.cluster_spec = cluster_spec;
   if (cost::IsWorkloadFile(model_spec)) {
     HX_ASSIGN_OR_RETURN(cost::Workload workload, cost::ReadWorkloadFile(model_spec));
     in.from_workload = true;
     in.graph = std::make_unique<graph::Graph>(std::move(workload.graph));
+    if (!profile_path.empty())
+      return InvalidArgument("--profile: " + model_spec + " is a " + workload.format +
+                             " workload that carries its own profile; give one or the other");
     in.profile = std::make_unique<cost::Profile>(std::move(workload.profile));
     if (cluster_spec.empty()) {
       if (!workload.cluster)
@@ -28,6 +32,11 @@ StatusOr<PlanningInputs> LoadPlanningInputs(const std::string& model_spec,
     if (cluster_spec.empty())
       return InvalidArgument("--cluster: required for " + model_spec +
                              " (only workload files that name their devices may omit it)");
+    if (!profile_path.empty()) {
+      auto profile = cost::Profile::ReadFile(profile_path);
+      if (!profile.ok()) return profile.status().WithContext("--profile");
+      in.profile = std::make_unique<cost::Profile>(std::move(*profile));
+    }
   }
   if (!in.cluster) {
     auto cluster = hw::LoadCluster(cluster_spec);
@@ -39,10 +48,10 @@ StatusOr<PlanningInputs> LoadPlanningInputs(const std::string& model_spec,
   return in;
 }
 
-StatusOr<PlanningInputs> LoadPlanningInputs(const ModelArgs& model,
-                                            const std::string& cluster_spec) {
+StatusOr<PlanningInputs> LoadPlanningInputs(const ModelArgs& model, const std::string& cluster_spec,
+                                            const std::string& profile_path) {
   HX_ASSIGN_OR_RETURN(graph::ZooOptions options, model.ToZooOptions());
-  return LoadPlanningInputs(model.model, options, cluster_spec);
+  return LoadPlanningInputs(model.model, options, cluster_spec, profile_path);
 }
 
 }  // namespace hx::cli

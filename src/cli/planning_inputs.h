@@ -19,18 +19,22 @@ namespace hx::cli {
 struct PlanningInputs {
   std::unique_ptr<graph::Graph> graph;
   std::unique_ptr<hw::Cluster> cluster;
-  std::unique_ptr<cost::Profile> profile;  // null unless the model is a workload file
+  std::unique_ptr<cost::Profile> profile;  // the workload file's, or --profile's; else null
   std::unique_ptr<cost::CostModel> cost;
   std::string cluster_spec;  // "" when the cluster is the workload's own
   bool from_workload = false;
 };
 
 // `cluster_spec` may be empty only when `model` is a workload file that names its devices.
-StatusOr<PlanningInputs> LoadPlanningInputs(const ModelArgs& model,
-                                            const std::string& cluster_spec);
+// `profile_path` (optional; `--profile`) is a measured profile (`hexplan profile`, or a profile
+// JSON/CSV of docs/formats.md) the cost model uses before its roofline; workload files carry their
+// own and reject one.
+StatusOr<PlanningInputs> LoadPlanningInputs(const ModelArgs& model, const std::string& cluster_spec,
+                                            const std::string& profile_path = "");
 // The same from a model spec with already-resolved zoo options (for `simulate PLAN`).
 StatusOr<PlanningInputs> LoadPlanningInputs(const std::string& model_spec,
                                             const graph::ZooOptions& options,
-                                            const std::string& cluster_spec);
+                                            const std::string& cluster_spec,
+                                            const std::string& profile_path = "");
 
 }  // namespace hx::cli

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cfloat>
 #include <cmath>
@@ -60,33 +61,56 @@ std::string ExportName(const std::string& name) {
 
 namespace {
 
-// Loads the model into CBC. The objective constant becomes a variable fixed at 1 so that exported
-// files keep the same objective value.
+// Loads the model into CBC in one call (a column-major matrix: adding rows one at a time costs
+// CBC a copy per row), then names and integrality. The objective constant becomes a variable fixed
+// at 1, the last column, so that exported files keep the same objective value.
 void LoadIntoCbc(const Model& model, Cbc_Model* cbc) {
   Cbc_setProblemName(cbc, model.name().c_str());
-  std::vector<double> obj(model.num_vars(), 0.0);
+  const size_t nvars = model.num_vars();
+  const bool constant = model.objective_constant() != 0.0;
+  const size_t ncols = nvars + (constant ? 1 : 0);
+  const size_t nrows = model.num_constraints();
+  std::vector<double> obj(ncols, 0.0), col_lo(ncols), col_hi(ncols);
   for (const auto& [i, c] : model.objective_terms()) obj[i] += c;
-  for (size_t i = 0; i < model.num_vars(); ++i) {
-    const Variable& v = model.vars()[i];
-    Cbc_addCol(cbc, v.name.c_str(), ToCbc(v.lower), ToCbc(v.upper), obj[i],
-               v.type != VarType::kContinuous ? 1 : 0, 0, nullptr, nullptr);
+  for (size_t i = 0; i < nvars; ++i) {
+    col_lo[i] = ToCbc(model.vars()[i].lower);
+    col_hi[i] = ToCbc(model.vars()[i].upper);
   }
-  if (model.objective_constant() != 0.0) {
-    Cbc_addCol(cbc, kConstantVarName, 1.0, 1.0, model.objective_constant(), 0, 0, nullptr, nullptr);
+  if (constant) {
+    col_lo[nvars] = col_hi[nvars] = 1.0;
+    obj[nvars] = model.objective_constant();
   }
-  std::vector<int> cols;
-  std::vector<double> coefs;
-  for (const Constraint& c : model.constraints()) {
-    cols.clear();
-    coefs.clear();
-    for (const auto& [i, coef] : c.terms) {
-      cols.push_back(i);
-      coefs.push_back(coef);
+  // Column starts from the per-column counts, then the entries row by row (so each column's row
+  // indices come out sorted).
+  std::vector<CoinBigIndex> start(ncols + 1, 0);
+  std::vector<double> row_lo(nrows), row_hi(nrows);
+  for (size_t r = 0; r < nrows; ++r) {
+    const Constraint& c = model.constraints()[r];
+    for (const auto& term : c.terms) ++start[term.first + 1];
+    row_lo[r] = c.sense == Sense::kLessEqual ? -DBL_MAX : c.rhs;
+    row_hi[r] = c.sense == Sense::kGreaterEqual ? DBL_MAX : c.rhs;
+  }
+  for (size_t i = 0; i < ncols; ++i) start[i + 1] += start[i];
+  std::vector<int> index(static_cast<size_t>(start[ncols]));
+  std::vector<double> value(static_cast<size_t>(start[ncols]));
+  std::vector<CoinBigIndex> next(start.begin(), start.end() - 1);
+  for (size_t r = 0; r < nrows; ++r)
+    for (const auto& [i, coef] : model.constraints()[r].terms) {
+      const CoinBigIndex k = next[i]++;
+      index[k] = static_cast<int>(r);
+      value[k] = coef;
     }
-    char sense = c.sense == Sense::kLessEqual ? 'L' : c.sense == Sense::kGreaterEqual ? 'G' : 'E';
-    Cbc_addRow(cbc, c.name.c_str(), static_cast<int>(cols.size()), cols.data(), coefs.data(), sense,
-               c.rhs);
+  Cbc_loadProblem(cbc, static_cast<int>(ncols), static_cast<int>(nrows), start.data(), index.data(),
+                  value.data(), col_lo.data(), col_hi.data(), obj.data(), row_lo.data(),
+                  row_hi.data());
+  for (size_t i = 0; i < nvars; ++i) {
+    const Variable& v = model.vars()[i];
+    Cbc_setColName(cbc, static_cast<int>(i), v.name.c_str());
+    if (v.type != VarType::kContinuous) Cbc_setInteger(cbc, static_cast<int>(i));
   }
+  if (constant) Cbc_setColName(cbc, static_cast<int>(nvars), kConstantVarName);
+  for (size_t r = 0; r < nrows; ++r)
+    Cbc_setRowName(cbc, static_cast<int>(r), model.constraints()[r].name.c_str());
   Cbc_setObjSense(cbc, model.minimize() ? 1.0 : -1.0);
 }
 
@@ -198,7 +222,11 @@ StatusOr<SolveResult> SolveWithCbc(const Model& model, const SolveOptions& optio
   // must not do, so stdout is silenced for the solve when progress is wanted.
   const bool want_progress = options.progress_to_stderr || static_cast<bool>(options.on_progress);
   Cbc_setLogLevel(cbc, want_progress ? 1 : 0);
-  Cbc_setMaximumSeconds(cbc, options.time_limit_s);
+  // Elapsed, not CPU, seconds: on a loaded machine CPU time lags the wall clock several times.
+  // What loading took comes off the limit.
+  Cbc_setParameter(cbc, "timeMode", "elapsed");
+  const double limit = std::max(options.time_limit_s - clock.ElapsedSeconds(), 0.01);
+  Cbc_setMaximumSeconds(cbc, limit);
   Cbc_setAllowableFractionGap(cbc, options.relative_gap);
   Cbc_setParameter(cbc, "threads", std::to_string(options.threads).c_str());
   Cbc_setParameter(cbc, "randomCbcSeed", std::to_string(options.seed + 1).c_str());
@@ -224,6 +252,11 @@ StatusOr<SolveResult> SolveWithCbc(const Model& model, const SolveOptions& optio
                 std::to_string(violations.front().amount));
     }
   }
+
+  const bool preprocess = options.preprocess == Preprocess::kOn ||
+                          (options.preprocess == Preprocess::kAuto && !result.used_mip_start);
+  if (!preprocess) Cbc_setParameter(cbc, "preprocess", "off");
+  result.preprocessed = preprocess;
 
   ProgressCollector collector;
   collector.to_stderr = options.progress_to_stderr;

@@ -17,5 +17,19 @@ std::unique_ptr<Planner> MakeMTopoPlanner();
 std::unique_ptr<Planner> MakeMEtfPlanner();
 std::unique_ptr<Planner> MakeMSctPlanner();
 std::unique_ptr<Planner> MakeMoiraiPlanner();
+// `getf`: GETF (Su et al. 2020), its group assignment solved as a MILP (src/place/getf.cc).
+std::unique_ptr<Planner> MakeGetfPlanner();
+
+// DeepPlan on one GPU: DHA and parallel transmission (src/place/deepplan_planner.cc).
+std::unique_ptr<Planner> MakeDeepPlanPlanner();
+// Chrion's CPU+GPU BFS/DFS order and greedy device selection (src/place/chrion_planner.cc).
+std::unique_ptr<Planner> MakeChrionPlanner();
+// `auto`: the fast planners within the time limit, then the exact ones (src/place/auto_planner.cc).
+std::unique_ptr<Planner> MakeAutoPlanner();
+// EfficientMIP's latency IP with its greedy, a DP and local search
+// (src/place/efficientmip_planner.cc).
+std::unique_ptr<Planner> MakeEfficientMipPlanner();
+// `sortinghat`: SortingHat (ICS'25) end to end (src/place/sortinghat_planner.cc).
+std::unique_ptr<Planner> MakeSortingHatPlanner();
 
 }  // namespace hx::place

@@ -1,12 +1,11 @@
-// Planners built on the abstract scheduling problem: HEFT, PEFT, Baechi's m-TOPO / m-ETF / m-SCT,
-// and MOIRAI's MILP (warm-started from the best of them).
+// Planners built on the abstract scheduling problem: HEFT, PEFT, Baechi's m-TOPO / m-ETF / m-SCT.
+// The exact planners (moirai, getf) are in exact_planners.cc.
 #include <algorithm>
 #include <functional>
 #include <optional>
 
 #include "hexplan/place/baechi.h"
 #include "hexplan/place/list_scheduling.h"
-#include "hexplan/place/moirai_milp.h"
 #include "hexplan/place/problem_builder.h"
 #include "place/builtin_planners.h"
 
@@ -33,50 +32,6 @@ class SchedulePlanner final : public Planner {
  private:
   std::string name_, description_;
   ScheduleFn fn_;
-};
-
-// The fast schedulers, best first on ties; MOIRAI takes the best of them as its warm start.
-StatusOr<Schedule> BestFastSchedule(const SchedulingProblem& p) {
-  std::optional<Schedule> best;
-  Status last_error = Status::Ok();
-  for (auto* fn : {&ScheduleHeft, &SchedulePeft, &ScheduleMEtf}) {
-    auto s = (*fn)(p);
-    if (!s.ok()) {
-      last_error = s.status();
-      continue;
-    }
-    if (!best || s->makespan < best->makespan) best = std::move(*s);
-  }
-  if (!best) return last_error;
-  return *best;
-}
-
-class MoiraiPlanner final : public Planner {
- public:
-  std::string Name() const override { return "moirai"; }
-  std::string Description() const override {
-    return "MOIRAI's MILP on CBC (memory, non-overlap, per-direction channels, congestion), "
-           "warm-started from the best of HEFT, PEFT and m-ETF";
-  }
-  StatusOr<PlanResult> Plan(const PlanRequest& request) override {
-    HX_ASSIGN_OR_RETURN(GraphProblem problem, BuildGraphProblem(*request.cost));
-    auto warm = BestFastSchedule(problem.problem);
-    if (!warm.ok()) {
-      LogTo(request.logger, LogLevel::kInfo,
-            "moirai: no warm start (" + warm.status().message() + "); solving from scratch");
-    }
-    MoiraiOptions options;
-    options.time_limit_s = request.options.time_limit_s;
-    options.seed = static_cast<int>(request.options.seed % 1000000);
-    HX_ASSIGN_OR_RETURN(
-        MoiraiResult milp,
-        ScheduleMoirai(problem.problem, warm.ok() ? &*warm : nullptr, options, request.logger));
-    PlanResult result;
-    HX_ASSIGN_OR_RETURN(result.plan, PlanFromSchedule(problem, milp.schedule, *request.cost));
-    result.plan.estimate_ms = milp.model_objective * 1e3;
-    result.status = milp.status;
-    return result;
-  }
 };
 
 }  // namespace
@@ -108,6 +63,5 @@ std::unique_ptr<Planner> MakeMSctPlanner() {
         return ScheduleMSct(p, std::min(10.0, r.options.time_limit_s));
       });
 }
-std::unique_ptr<Planner> MakeMoiraiPlanner() { return std::make_unique<MoiraiPlanner>(); }
 
 }  // namespace hx::place

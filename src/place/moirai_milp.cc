@@ -4,8 +4,11 @@
 #include <cmath>
 #include <numeric>
 #include <optional>
+#include <set>
 
 #include "hexplan/core/stopwatch.h"
+#include "hexplan/place/getf.h"
+#include "hexplan/place/warm_start.h"
 
 namespace hx::place {
 namespace {
@@ -30,11 +33,66 @@ std::vector<std::vector<uint64_t>> Reachability(const SchedulingProblem& p) {
   return reach;
 }
 
+// A MILP is only started (and a model only built further) with at least this long left.
+constexpr double kMinSolveSeconds = 0.02;
+
 bool Reaches(const std::vector<std::vector<uint64_t>>& reach, int i, int j) {
   return (reach[i][j / 64] >> (j % 64)) & 1;
 }
 
+// The warm schedule's placement and per-device order timed under the MILP's own rules: every
+// cross-device flow waits for its producer and, with congestion control (8), for the source's
+// outgoing and the destination's incoming channel (each carries one flow at a time); every task
+// for its device and its inputs. Loads are not part of the MILP. Feasible in the model by
+// construction, so it is a MIP start CBC keeps.
+struct ModelTiming {
+  std::vector<double> S, C, Sq, Cq;
+  double makespan = 0.0;
+};
+
+ModelTiming TimeInModel(const SchedulingProblem& p, const Schedule& warm, bool congestion) {
+  const int n = p.num_tasks(), D = p.num_devices();
+  const int E = static_cast<int>(p.edges().size());
+  ModelTiming t;
+  t.S.assign(n, 0.0);
+  t.C.assign(n, 0.0);
+  t.Sq.assign(E, 0.0);
+  t.Cq.assign(E, 0.0);
+  std::vector<int> topo = p.TopologicalOrder(), pos(n), order(n);
+  for (int i = 0; i < n; ++i) pos[topo[i]] = i;
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](int a, int b) {
+    if (warm.start[a] != warm.start[b]) return warm.start[a] < warm.start[b];
+    if (warm.finish[a] != warm.finish[b]) return warm.finish[a] < warm.finish[b];
+    return pos[a] < pos[b];
+  });
+  std::vector<double> device_free(D, 0.0), out_free(D, 0.0), in_free(D, 0.0);
+  for (int j : order) {
+    const int d = warm.device[j];
+    double ready = device_free[d];
+    for (int e : p.in_edges(j)) {
+      const int i = p.edges()[e].src, a = warm.device[i];
+      double begin = t.C[i];
+      if (a != d && congestion) begin = std::max({begin, out_free[a], in_free[d]});
+      t.Sq[e] = begin;
+      t.Cq[e] = begin + p.CommTime(e, a, d);
+      if (a != d && congestion) out_free[a] = in_free[d] = t.Cq[e];
+      ready = std::max(ready, t.Cq[e]);
+    }
+    t.S[j] = ready;
+    t.C[j] = ready + p.cost(j, d);
+    device_free[d] = t.C[j];
+    t.makespan = std::max(t.makespan, t.C[j]);
+  }
+  return t;
+}
+
 }  // namespace
+
+double ModelMakespan(const SchedulingProblem& p, const Schedule& schedule,
+                     bool congestion_control) {
+  return TimeInModel(p, schedule, congestion_control).makespan;
+}
 
 Status MoiraiOptions::Validate() const {
   if (!(time_limit_s > 0)) return InvalidArgument("moirai: --time-limit must be positive");
@@ -158,40 +216,19 @@ StatusOr<MoiraiResult> ScheduleMoirai(const SchedulingProblem& p, const Schedule
     if (std::string why = warm_start->Check(p, 1e-6); !why.empty())
       return InvalidArgument("moirai: the warm start is not a valid schedule: " + why);
   }
-  Stopwatch clock;
+  Stopwatch clock;  // the time limit covers the whole call: packing, building and solving
+  auto seconds_left = [&] { return options.time_limit_s - clock.ElapsedSeconds(); };
   const int n = p.num_tasks(), D = p.num_devices();
   const int E = static_cast<int>(p.edges().size());
 
   // Memory (5) that cannot hold: say so before building anything.
-  {
-    double need = 0.0, have = 0.0, largest = 0.0, roomiest = 0.0;
-    int largest_task = 0;
-    for (int i = 0; i < n; ++i) {
-      need += p.task_memory(i);
-      if (p.task_memory(i) > largest) largest = p.task_memory(i), largest_task = i;
-    }
-    for (int k = 0; k < D; ++k) {
-      have += p.device_memory(k);
-      roomiest = std::max(roomiest, p.device_memory(k));
-    }
-    if (need > have * (1 + 1e-12)) {
-      return ResourceExhausted("moirai: infeasible memory constraints (5): the operators need " +
-                               std::to_string(need) + " bytes, the devices hold " +
-                               std::to_string(have) + " (short by " + std::to_string(need - have) +
-                               ")");
-    }
-    if (largest > roomiest * (1 + 1e-12)) {
-      return ResourceExhausted("moirai: infeasible memory constraints (5): operator '" +
-                               p.name(largest_task) + "' needs " + std::to_string(largest) +
-                               " bytes, the largest device holds " + std::to_string(roomiest));
-    }
-  }
+  HX_RETURN_IF_ERROR(CheckMemoryCapacity(p, "moirai", "memory constraints (5)"));
 
   // Without a warm start from the caller, a memory-feasible packing gives one (and a tight
   // horizon).
   std::optional<Schedule> packed;
   if (warm_start == nullptr) {
-    auto s = MemoryFeasibleSchedule(p, std::max(1.0, options.time_limit_s / 10));
+    auto s = MemoryFeasibleSchedule(p, std::max(0.05, options.time_limit_s / 10));
     if (s.ok() && s->Check(p, 1e-6).empty()) {
       packed = std::move(*s);
       warm_start = &*packed;
@@ -199,11 +236,13 @@ StatusOr<MoiraiResult> ScheduleMoirai(const SchedulingProblem& p, const Schedule
   }
   MoiraiResult result;
   double horizon = 0.0;
+  std::optional<ModelTiming> timed;
   if (warm_start != nullptr) {
+    timed = TimeInModel(p, *warm_start, options.congestion_control);
     result.schedule = *warm_start;
-    result.model_objective = warm_start->makespan;
-    // The warm start's makespan, so that the warm start itself is feasible in the model.
-    horizon = warm_start->makespan * (1 + 1e-9) + 1e-9;
+    result.model_objective = timed->makespan;  // the MILP's makespan for the warm placement
+    // Large enough for the warm start, timed in the model, to be feasible.
+    horizon = std::max(warm_start->makespan, timed->makespan) * (1 + 1e-9) + 1e-9;
   } else {
     // Serial bound: some task or transfer is in progress at every moment of a semi-active schedule.
     for (int i = 0; i < n; ++i) {
@@ -220,7 +259,7 @@ StatusOr<MoiraiResult> ScheduleMoirai(const SchedulingProblem& p, const Schedule
     }
     horizon = horizon * (1 + 1e-9) + 1e-9;
   }
-  result.status = "heuristic";
+  result.status = "warm_start";
   auto reach = Reachability(p);
 
   // Size estimate before building.
@@ -231,11 +270,36 @@ StatusOr<MoiraiResult> ScheduleMoirai(const SchedulingProblem& p, const Schedule
   size_t estimate =
       static_cast<size_t>(n) * 3 + static_cast<size_t>(E) * (4 + D * D) + unrelated_tasks * 2 * D;
   if (options.congestion_control) estimate += static_cast<size_t>(E) * E * 2 * D;  // upper bound
-  if (estimate > options.max_constraints) {
+  const bool too_large = estimate > options.max_constraints;
+  result.estimated_constraints = estimate;
+  const bool wanted =
+      !options.export_lp.empty() || !options.export_mps.empty() || !options.solution_path.empty();
+  if (too_large && !wanted) {
+    if (warm_start == nullptr)
+      return ResourceExhausted("moirai: the MILP would have about " + std::to_string(estimate) +
+                               " constraints (limit " + std::to_string(options.max_constraints) +
+                               ") and no fast planner found a warm start; coarsen the graph");
     LogTo(logger, LogLevel::kWarning,
           "moirai: the MILP would have about " + std::to_string(estimate) + " constraints (limit " +
               std::to_string(options.max_constraints) +
-              "); returning the warm start. Coarsen the graph first (--coarsen fusion).");
+              "); returning the warm start, with GETF's assignment bound (a relaxation of this "
+              "model). Coarsen the graph first (--coarsen fusion) if it has fusable ops.");
+    if (seconds_left() < kMinSolveSeconds) {
+      result.solve_time_s = clock.ElapsedSeconds();
+      return result;  // no time left even for the bound
+    }
+    GetfOptions relax;
+    relax.time_limit_s = seconds_left();
+    relax.relative_gap = std::max(options.relative_gap, 1e-4);
+    relax.threads = options.threads;
+    relax.seed = options.seed;
+    if (auto bound = ScheduleGetf(p, warm_start, relax); bound.ok()) {
+      result.has_bound = true;
+      result.bound = std::min(bound->bound, result.model_objective);
+      result.gap = result.model_objective > 0
+                       ? (result.model_objective - result.bound) / result.model_objective
+                       : 0.0;
+    }
     result.solve_time_s = clock.ElapsedSeconds();
     return result;
   }
@@ -310,9 +374,16 @@ StatusOr<MoiraiResult> ScheduleMoirai(const SchedulingProblem& p, const Schedule
     m.AddEqual(LinExpr(Cq[q]), LinExpr(Sq[q]) + transmission, "flow_dur_" + id, "communication");
   }
   // Non-overlap (6): unrelated operators on one device.
+  // Building a large model takes a while: with a warm start to fall back on, stop building when
+  // the time limit is spent.
+  auto out_of_time = [&] {
+    return !wanted && warm_start != nullptr && seconds_left() < kMinSolveSeconds;
+  };
   std::vector<std::tuple<int, int, Var>> pairs;
-  for (int i = 0; i < n; ++i) {
-    for (int j = i + 1; j < n; ++j) {
+  bool abandoned = false;
+  for (int i = 0; i < n && !abandoned; ++i) {
+    abandoned = out_of_time();
+    for (int j = i + 1; j < n && !abandoned; ++j) {
       if (Reaches(reach, i, j) || Reaches(reach, j, i)) continue;
       Var delta = m.AddBinary("d_" + std::to_string(i) + "_" + std::to_string(j));
       pairs.emplace_back(i, j, delta);
@@ -333,8 +404,9 @@ StatusOr<MoiraiResult> ScheduleMoirai(const SchedulingProblem& p, const Schedule
   // Congestion control (8): two flows out of (or into) one device never overlap.
   std::vector<std::tuple<int, int, Var>> flow_pairs;
   if (options.congestion_control) {
-    for (int q = 0; q < E; ++q) {
-      for (int r = q + 1; r < E; ++r) {
+    for (int q = 0; q < E && !abandoned; ++q) {
+      abandoned = out_of_time();
+      for (int r = q + 1; r < E && !abandoned; ++r) {
         const auto& eq = p.edges()[q];
         const auto& er = p.edges()[r];
         // Related flows (one's destination reaches the other's source) are ordered already.
@@ -365,30 +437,95 @@ StatusOr<MoiraiResult> ScheduleMoirai(const SchedulingProblem& p, const Schedule
       }
     }
   }
+  if (abandoned) {
+    LogTo(logger, LogLevel::kWarning,
+          "moirai: the time limit ended while the MILP was being built (" +
+              std::to_string(m.num_constraints()) + " of about " + std::to_string(estimate) +
+              " constraints); returning the warm start");
+    result.solve_time_s = clock.ElapsedSeconds();
+    return result;
+  }
   m.Minimize(LinExpr(makespan));
   result.num_binaries = m.num_integer_vars();
   result.num_constraints = m.num_constraints();
   if (!options.export_lp.empty()) HX_RETURN_IF_ERROR(milp::WriteLpFile(m, options.export_lp));
   if (!options.export_mps.empty()) HX_RETURN_IF_ERROR(milp::WriteMpsFile(m, options.export_mps));
+  if (!options.solution_path.empty()) {
+    // An external solver's solution: the placement and per-device order, re-timed.
+    const std::string& file = options.solution_path;
+    HX_ASSIGN_OR_RETURN(std::vector<double> values, milp::ReadSolutionFile(file, m));
+    std::vector<int> device(n, -1);
+    std::vector<double> key(n, 0.0), used(D, 0.0);
+    for (int i = 0; i < n; ++i) {
+      int count = 0;
+      for (int k = 0; k < D; ++k)
+        if (values[x[i][k].index()] > 0.5) device[i] = k, ++count;
+      if (count != 1)
+        return InvalidArgument(file + ": operator '" + p.name(i) + "' (x_" + std::to_string(i) +
+                               "_*) is on " + std::to_string(count) +
+                               " devices; the assignment constraint (4c) wants exactly one");
+      if (std::isinf(p.cost(i, device[i])))
+        return InvalidArgument(file + ": operator '" + p.name(i) + "' is on device " +
+                               std::to_string(device[i]) + ", which cannot run it");
+      used[device[i]] += p.task_memory(i);
+      key[i] = values[S[i].index()];
+    }
+    for (int k = 0; k < D; ++k)
+      if (used[k] > p.device_memory(k) * (1 + 1e-9))
+        return ResourceExhausted(file + ": memory constraint (5) mem_" + std::to_string(k) +
+                                 " violated: the solution puts " + std::to_string(used[k]) +
+                                 " bytes on a device that holds " +
+                                 std::to_string(p.device_memory(k)) + " (over by " +
+                                 std::to_string(used[k] - p.device_memory(k)) + ")");
+    auto violations = m.Violations(values, 1e-6);
+    result.solution_violations = violations.size();
+    if (!violations.empty()) {
+      std::set<std::string> groups;
+      for (const auto& v : violations) groups.insert(v.group.empty() ? "bounds" : v.group);
+      std::string list;
+      for (const auto& g : groups) list += (list.empty() ? "" : ", ") + g;
+      LogTo(logger, LogLevel::kWarning,
+            "moirai: " + file + " violates " + std::to_string(violations.size()) +
+                " bounds or constraints of the model (" + list + "; first: " +
+                violations.front().what + " by " + std::to_string(violations.front().amount) +
+                "); using its placement and order, re-timed");
+    }
+    result.schedule = TightenSchedule(p, device, key);
+    if (std::string why = result.schedule.Check(p, 1e-9); !why.empty())
+      return InvalidArgument(file +
+                             ": the solution's placement and order give no valid schedule: " + why);
+    result.model_objective = violations.empty() ? m.Evaluate(values) : result.schedule.makespan;
+    result.status = "feasible";
+    result.solve_time_s = clock.ElapsedSeconds();
+    return result;
+  }
+  if (too_large) {
+    LogTo(logger, LogLevel::kWarning,
+          "moirai: the model was written; it is above " + std::to_string(options.max_constraints) +
+              " constraints, so the warm start is returned without solving");
+    result.solve_time_s = clock.ElapsedSeconds();
+    return result;
+  }
 
-  // MIP start from the warm schedule. Transfers are timed as the warm schedule leaves room for
-  // them: each flow starts when its producer ends.
+  // MIP start: the warm placement and order, timed in the model (TimeInModel); only for a caller's
+  // warm start. A MIP start turns CBC's preprocessing off (milp::Preprocess), which costs more than
+  // the memory packing's start is worth (example-1: 28 s with it, 18 s without); the packed start
+  // still sets the horizon and is kept when CBC finds nothing better.
   milp::SolveOptions solve;
-  if (warm_start != nullptr) {
+  if (warm_start != nullptr && !packed) {
     const Schedule& warm = *warm_start;
     std::vector<double> start(m.num_vars(), 0.0);
-    start[makespan.index()] = warm.makespan;
+    start[makespan.index()] = timed->makespan;
     for (int i = 0; i < n; ++i) {
-      start[S[i].index()] = warm.start[i];
-      start[C[i].index()] = warm.finish[i];
+      start[S[i].index()] = timed->S[i];
+      start[C[i].index()] = timed->C[i];
       start[x[i][warm.device[i]].index()] = 1;
     }
     for (int q = 0; q < E; ++q) {
       const auto& edge = p.edges()[q];
-      const int a = warm.device[edge.src], b = warm.device[edge.dst];
-      start[Sq[q].index()] = warm.finish[edge.src];
-      start[Cq[q].index()] = warm.finish[edge.src] + p.CommTime(q, a, b);
-      start[z[q].index()] = a != b;
+      start[Sq[q].index()] = timed->Sq[q];
+      start[Cq[q].index()] = timed->Cq[q];
+      start[z[q].index()] = warm.device[edge.src] != warm.device[edge.dst];
     }
     // u values: set through names is awkward; they are continuous and derived, so fill by scanning.
     for (size_t v = 0; v < m.num_vars(); ++v) {
@@ -399,21 +536,30 @@ StatusOr<MoiraiResult> ScheduleMoirai(const SchedulingProblem& p, const Schedule
         start[v] =
             (warm.device[p.edges()[q].src] == a && warm.device[p.edges()[q].dst] == b) ? 1 : 0;
     }
+    // Ordering binaries: "i before j" when i ends by the time j starts (zero-length intervals
+    // at one instant make the start order ambiguous).
     for (const auto& [i, j, delta] : pairs)
-      start[delta.index()] = warm.start[i] <= warm.start[j] ? 1 : 0;
+      start[delta.index()] = timed->C[i] <= timed->S[j] ? 1 : 0;
     for (const auto& [q, r, delta] : flow_pairs)
-      start[delta.index()] = start[Sq[q].index()] <= start[Sq[r].index()] ? 1 : 0;
+      start[delta.index()] = timed->Cq[q] <= timed->Sq[r] ? 1 : 0;
 
     solve.mip_start = start;
   }
-  solve.time_limit_s = options.time_limit_s;
+  if (warm_start != nullptr && seconds_left() < kMinSolveSeconds) {
+    LogTo(logger, LogLevel::kInfo,
+          "moirai: the time limit was spent building the MILP; returning the warm start");
+    result.solve_time_s = clock.ElapsedSeconds();
+    return result;
+  }
+  solve.time_limit_s = std::max(kMinSolveSeconds, seconds_left());
   solve.relative_gap = options.relative_gap;
   solve.threads = options.threads;
   solve.seed = options.seed;
   solve.progress_to_stderr = options.progress_to_stderr;
   HX_ASSIGN_OR_RETURN(milp::SolveResult r, milp::SolveWithCbc(m, solve, logger));
   result.solve_time_s = clock.ElapsedSeconds();
-  result.bound = std::isfinite(r.bound) ? r.bound : 0.0;
+  result.has_bound = std::isfinite(r.bound);
+  result.bound = std::isfinite(r.bound) ? std::max(0.0, r.bound) : 0.0;
   if (!r.has_solution()) {
     if (warm_start == nullptr) {
       if (r.status == milp::SolveStatus::kInfeasible)
@@ -422,9 +568,11 @@ StatusOr<MoiraiResult> ScheduleMoirai(const SchedulingProblem& p, const Schedule
             "be met together with the device supports)");
       return ResourceExhausted("moirai: the time limit ended before any placement was found");
     }
-    result.status = "time_limit";
+    result.status = "warm_start";
     result.gap =
-        result.bound > 0 ? (warm_start->makespan - result.bound) / warm_start->makespan : 1.0;
+        result.model_objective > 0
+            ? std::max(0.0, (result.model_objective - result.bound) / result.model_objective)
+            : 0.0;
     return result;
   }
   std::vector<int> device(n, 0);
@@ -435,13 +583,27 @@ StatusOr<MoiraiResult> ScheduleMoirai(const SchedulingProblem& p, const Schedule
     key[i] = r.values[S[i].index()];
   }
   Schedule tight = TightenSchedule(p, device, key);
+  const bool proven = r.status == milp::SolveStatus::kOptimal;
+  // Never worse than the warm start in the model's own terms (its makespan timed in the model).
   if (tight.Check(p, 1e-9).empty() &&
-      (warm_start == nullptr || tight.makespan <= warm_start->makespan + 1e-12)) {
+      (!timed || r.objective <= timed->makespan * (1 + 1e-9) + 1e-12)) {
     result.schedule = tight;
+    result.model_objective = r.objective;
+    // An incumbent no better than the MIP start is the warm start again.
+    const bool improved = !timed || r.objective < timed->makespan * (1 - 1e-9) - 1e-12;
+    result.status = proven ? "optimal" : improved ? "time_limit" : "warm_start";
+    result.gap = r.gap;
+  } else {
+    // The incumbent is no better than the warm start: keep the warm start (the MILP's makespan for
+    // its placement as the objective; the solver's bound stands for the MILP).
+    result.status = proven && result.model_objective <= r.objective * (1 + 1e-9) + 1e-12
+                        ? "optimal"
+                        : "warm_start";
+    result.gap =
+        result.model_objective > 0
+            ? std::max(0.0, (result.model_objective - result.bound) / result.model_objective)
+            : 0.0;
   }
-  result.model_objective = r.objective;
-  result.status = r.status == milp::SolveStatus::kOptimal ? "optimal" : "feasible";
-  result.gap = r.gap;
   return result;
 }
 

@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "hexplan/core/stopwatch.h"
+#include "hexplan/place/coarsened_planning.h"
 #include "hexplan/plan/plan_builder.h"
 #include "hexplan/plan/validator.h"
 #include "place/builtin_planners.h"
@@ -15,9 +16,19 @@ namespace {
 // static library's linker may drop.
 std::map<std::string, PlannerFactory>& Registry() {
   static std::map<std::string, PlannerFactory> registry = {
-      {"single", MakeSinglePlanner}, {"heft", MakeHeftPlanner},  {"peft", MakePeftPlanner},
-      {"m-topo", MakeMTopoPlanner},  {"m-etf", MakeMEtfPlanner}, {"m-sct", MakeMSctPlanner},
+      {"single", MakeSinglePlanner},
+      {"heft", MakeHeftPlanner},
+      {"peft", MakePeftPlanner},
+      {"m-topo", MakeMTopoPlanner},
+      {"m-etf", MakeMEtfPlanner},
+      {"m-sct", MakeMSctPlanner},
       {"moirai", MakeMoiraiPlanner},
+      {"getf", MakeGetfPlanner},
+      {"deepplan", MakeDeepPlanPlanner},
+      {"chrion", MakeChrionPlanner},
+      {"auto", MakeAutoPlanner},
+      {"efficientmip", MakeEfficientMipPlanner},
+      {"sortinghat", MakeSortingHatPlanner},
   };
   return registry;
 }
@@ -85,7 +96,10 @@ StatusOr<PlacementOutcome> RunPlanner(const std::string& name, const PlanRequest
   HX_RETURN_IF_ERROR(request.options.Validate());
   HX_ASSIGN_OR_RETURN(std::unique_ptr<Planner> planner, MakePlanner(name));
   Stopwatch watch;
-  HX_ASSIGN_OR_RETURN(PlanResult result, planner->Plan(request));
+  // `--coarsen fusion`: plan on the GCOF-coarsened graph, expanded back (coarsened_planning.h).
+  HX_ASSIGN_OR_RETURN(PlanResult result, request.options.coarsen == "fusion"
+                                             ? PlanCoarsened(*planner, request)
+                                             : planner->Plan(request));
   result.planning_time_s = watch.ElapsedSeconds();
   result.plan.algo = planner->Name();
   plan::StampPlan(result.plan, request.graph(), request.cluster(), request.model_spec,

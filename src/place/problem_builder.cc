@@ -47,9 +47,15 @@ StatusOr<GraphProblem> BuildGraphProblem(const cost::CostModel& cost,
       }
     }
   }
+  bool all_stated = n > 0 && cost.profile() != nullptr;
+  for (int t = 0; t < n && all_stated; ++t)
+    all_stated = cost.profile()->NodeMemory(g.node(out.task_node[t]).name).has_value();
+  const double reserve = options.activation_reserve_fraction.value_or(all_stated ? 0.0 : 0.1);
+  if (!(reserve >= 0.0 && reserve < 1.0))
+    return InvalidArgument("activation reserve must be in [0, 1), got " + std::to_string(reserve));
   for (int d = 0; d < D; ++d) {
     const double capacity = static_cast<double>(cluster.device(out.devices[d]).memory_bytes());
-    if (capacity > 0) p.SetDeviceMemory(d, capacity * (1.0 - options.activation_reserve_fraction));
+    if (capacity > 0) p.SetDeviceMemory(d, capacity * (1.0 - reserve));
   }
   // One edge per (tensor, consumer op) between ops, with per-device-pair times.
   for (const graph::Edge& e : g.Edges()) {

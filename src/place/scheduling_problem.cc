@@ -145,7 +145,10 @@ std::string Schedule::Check(const SchedulingProblem& p, double tol) const {
   std::vector<std::vector<int>> per_device(p.num_devices());
   for (int t = 0; t < n; ++t) per_device[device[t]].push_back(t);
   for (auto& tasks : per_device) {
-    std::sort(tasks.begin(), tasks.end(), [&](int a, int b) { return start[a] < start[b]; });
+    // Ties by finish: a zero-length task at the start of another does not overlap it.
+    std::sort(tasks.begin(), tasks.end(), [&](int a, int b) {
+      return start[a] != start[b] ? start[a] < start[b] : finish[a] < finish[b];
+    });
     for (size_t i = 1; i < tasks.size(); ++i)
       if (start[tasks[i]] + tol * std::max(1.0, finish[tasks[i - 1]]) < finish[tasks[i - 1]])
         return "tasks " + p.name(tasks[i - 1]) + " and " + p.name(tasks[i]) + " overlap";

@@ -14,9 +14,13 @@
 namespace hx::place {
 namespace {
 
+// "1.23 GB", or plain bytes below a megabyte (workloads state small abstract units).
 std::string Gb(int64_t bytes) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f GB", static_cast<double>(bytes) / 1e9);
+  if (bytes < 1000000)
+    std::snprintf(buf, sizeof buf, "%lld B", static_cast<long long>(bytes));
+  else
+    std::snprintf(buf, sizeof buf, "%.2f GB", static_cast<double>(bytes) / 1e9);
   return buf;
 }
 
@@ -66,11 +70,12 @@ class SinglePlanner final : public Planner {
       HX_RETURN_IF_ERROR(plan::CompleteTransfers(p, g, cluster));
       const auto bounds = plan::PlanMemoryBound(p, *request.cost);
       const plan::DeviceMemoryBound& m = bounds[d.index()];
-      if (m.total() > m.capacity_bytes) {
-        shortfalls += "\n  " + dname + " needs " + Gb(m.total()) + " (weights " +
-                      Gb(m.weight_bytes) + ", activations " + Gb(m.peak_activation_bytes) +
-                      ") but has " + Gb(m.capacity_bytes) + ": short by " +
-                      Gb(m.total() - m.capacity_bytes);
+      if (m.capacity_bytes > 0 && m.total() > m.capacity_bytes) {
+        shortfalls +=
+            "\n  " + dname + " needs " + Gb(m.total()) + " (weights " + Gb(m.weight_bytes) +
+            ", activations " + Gb(m.peak_activation_bytes) +
+            (m.stated_bytes > 0 ? ", stated op footprints " + Gb(m.stated_bytes) : std::string()) +
+            ") but has " + Gb(m.capacity_bytes) + ": short by " + Gb(m.total() - m.capacity_bytes);
         continue;
       }
       PlanResult r;

@@ -1,6 +1,7 @@
 #include "hexplan/plan/validator.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 #include "hexplan/plan/task_graph.h"
@@ -42,6 +43,11 @@ std::vector<DeviceMemoryBound> PlanMemoryBound(const Plan& plan, const cost::Cos
       if (!n.outputs.empty()) out[d].weight_bytes += g.tensor(n.outputs[0]).Bytes();
     }
 
+  // A workload's stated footprint of an op (MOIRAI mi, EfficientMIP size), when it gives one.
+  auto stated_of = [&](NodeId op) -> std::optional<int64_t> {
+    if (cost.profile() == nullptr) return std::nullopt;
+    return cost.profile()->NodeMemory(g.node(op).name);
+  };
   // Activations along each device's flattened order.
   for (const DeviceSchedule& ds : plan.devices) {
     if (!ds.device.valid() || ds.device.index() >= cluster.num_devices()) continue;
@@ -68,10 +74,16 @@ std::vector<DeviceMemoryBound> PlanMemoryBound(const Plan& plan, const cost::Cos
     for (int64_t i = 0; i < n; ++i) {
       const NodeId op = order[i];
       const graph::Node& node = g.node(op);
-      const int64_t workspace = std::max<int64_t>(
-          0, cost.OpMemoryBytes(op) - cost.OpWeightBytes(op) - cost.OpOutputBytes(op));
-      live(i, i, workspace);
+      const std::optional<int64_t> stated = stated_of(op);
+      if (stated) {
+        out[ds.device.index()].stated_bytes += std::max<int64_t>(0, *stated);
+      } else {
+        const int64_t workspace = std::max<int64_t>(
+            0, cost.OpMemoryBytes(op) - cost.OpWeightBytes(op) - cost.OpOutputBytes(op));
+        live(i, i, workspace);
+      }
       for (TensorId t : node.outputs) {
+        if (stated) break;  // the outputs of an op with a stated footprint are part of it
         const graph::Tensor& tensor = g.tensor(t);
         int64_t end = i;
         for (NodeId c : tensor.consumers) {
@@ -95,6 +107,9 @@ std::vector<DeviceMemoryBound> PlanMemoryBound(const Plan& plan, const cost::Cos
     }
     for (uint32_t tv : arriving) {
       const graph::Tensor& tensor = g.tensor(TensorId(tv));
+      if (tensor.producer.valid() && g.node(tensor.producer).is_op() &&
+          stated_of(tensor.producer).has_value())
+        continue;  // counted in its producer's stated footprint
       int64_t end = 0;
       for (NodeId c : tensor.consumers)
         if (c.index() < pos.size() && pos[c.index()] >= 0 && op_device[c.index()] == ds.device)
@@ -137,11 +152,12 @@ std::vector<std::string> ValidatePlan(const Plan& plan, const cost::CostModel& c
   }
 
   for (const DeviceMemoryBound& m : PlanMemoryBound(plan, cost)) {
-    if (m.total() > m.capacity_bytes)
-      violations.push_back("memory: " + cluster.device(m.device).name + " needs up to " +
-                           Bytes(m.total()) + " (weights " + Bytes(m.weight_bytes) +
-                           ", activations " + Bytes(m.peak_activation_bytes) + ") but has " +
-                           Bytes(m.capacity_bytes));
+    if (m.capacity_bytes > 0 && m.total() > m.capacity_bytes)
+      violations.push_back(
+          "memory: " + cluster.device(m.device).name + " needs up to " + Bytes(m.total()) +
+          " (weights " + Bytes(m.weight_bytes) + ", activations " + Bytes(m.peak_activation_bytes) +
+          (m.stated_bytes > 0 ? ", stated op footprints " + Bytes(m.stated_bytes) : std::string()) +
+          ") but has " + Bytes(m.capacity_bytes));
   }
 
   if (!plan.submodels.empty()) {

@@ -1,8 +1,10 @@
 #include "hexplan/sim/simulator.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <queue>
 #include <unordered_map>
 
@@ -174,6 +176,26 @@ class Engine {
     for (const auto& h : route) out.push_back(Resource(h));
     return out;
   }
+  // The profile's time for an activation copy between two devices (by tensor name, then its
+  // producer's name; device names, then models), when the workload gives one.
+  std::optional<double> ProfiledTransferTime(const plan::Transfer& tr) const {
+    const cost::Profile* profile = cost_.profile();
+    if (profile == nullptr) return std::nullopt;
+    const hw::Place& sp = cluster_.place(tr.src);
+    const hw::Place& dp = cluster_.place(tr.dst);
+    if (sp.kind != hw::PlaceKind::kDevice || dp.kind != hw::PlaceKind::kDevice) return std::nullopt;
+    const hw::Device& a = cluster_.device(sp.device);
+    const hw::Device& b = cluster_.device(dp.device);
+    const graph::Tensor& t = graph_.tensor(tr.tensor);
+    std::vector<std::string> keys = {t.name};
+    if (t.producer.valid()) keys.push_back(graph_.node(t.producer).name);
+    for (const std::string& key : keys) {
+      auto hit = profile->TransferTime(key, a.name, b.name);
+      if (!hit) hit = profile->TransferTime(key, a.spec.model, b.spec.model);
+      if (hit && std::isfinite(*hit)) return hit;
+    }
+    return std::nullopt;
+  }
   static double Latency(const hw::Cluster& cluster, const std::vector<hw::RouteHop>& route) {
     double s = 0.0;
     for (const auto& h : route) s += cluster.link(h.link).latency_s;
@@ -195,6 +217,11 @@ class Engine {
     Buffer b;
     b.device = d;
     b.bytes = graph_.tensor(t).Bytes();
+    // A workload that states its producer's footprint counts the tensor in it (see Setup).
+    const NodeId producer = graph_.tensor(t).producer;
+    if (producer.valid() && graph_.node(producer).is_op() && cost_.profile() != nullptr &&
+        cost_.profile()->NodeMemory(graph_.node(producer).name))
+      b.bytes = 0;
     buffers_.push_back(b);
     buffer_of_.emplace(key, id);
     return id;
@@ -202,6 +229,10 @@ class Engine {
   void ChangeMemory(DeviceId d, int64_t delta, double now);
   void Allocate(uint32_t buffer, double now);
   void Release(uint32_t buffer, double now);
+
+  // CPU core-group contention (docs/runtime.md): the ops running on the CPU devices of one node
+  // progress at rate 1 / (1 + gamma * (busy - 1)), re-rated whenever one starts or finishes.
+  void Rerate(uint32_t group, double now);
 
   void TryStart(uint32_t stream, double now);
   void StartTask(uint32_t task, double now);
@@ -249,6 +280,12 @@ class Engine {
   std::vector<uint32_t> task_flow_;
   std::vector<double> res_rate_, res_last_, res_busy_, res_bytes_;
   std::vector<int64_t> mem_now_;
+  std::vector<double> cpu_gamma_;                    // per device: measured contention, or 0
+  std::vector<uint32_t> cpu_group_;                  // per device: its node's group, or kNone
+  std::vector<std::vector<uint32_t>> group_tasks_;   // per group: tasks running a contended op
+  std::vector<uint8_t> op_shared_;                   // per task: its running op is contended
+  std::vector<double> op_work_, op_rate_, op_last_;  // per task: seconds of work left at rate 1
+  std::vector<uint32_t> op_version_;
   SimResult result_;
 };
 
@@ -293,6 +330,19 @@ void Engine::Setup() {
     const plan::Transfer& tr = plan_.transfers[i];
     transfer_latency_[i] = Latency(cluster_, tr.route);
     transfer_resources_[i] = Resources(tr.route);
+    if (tr.kind == plan::TransferKind::kActivation) {
+      // A workload's measured per-edge time (MOIRAI's pc_kk') is how long the copy takes without
+      // contention: the bytes still flow over the route, the rest of the time is latency.
+      if (auto measured = ProfiledTransferTime(tr)) {
+        double flow = 0.0;
+        double bottleneck = std::numeric_limits<double>::infinity();
+        for (const hw::RouteHop& h : tr.route)
+          bottleneck = std::min(bottleneck, cluster_.link(h.link).bandwidth_bytes_per_s);
+        const double bytes = static_cast<double>(graph_.tensor(tr.tensor).Bytes());
+        if (bytes > 0.0 && bottleneck > 0.0 && std::isfinite(bottleneck)) flow = bytes / bottleneck;
+        transfer_latency_[i] = std::max(transfer_latency_[i], *measured - flow);
+      }
+    }
     const DeviceId dst = cluster_.place(tr.dst).device;
     transfer_alloc_[i] = BufferFor(tr.tensor, dst);
     if (tr.kind != plan::TransferKind::kWeightLoad) {
@@ -303,6 +353,7 @@ void Engine::Setup() {
     }
   }
   // Per op.
+  std::vector<int64_t> stated_bytes(num_devices, 0);
   task_ops_.assign(num_tasks, {});
   for (uint32_t ti = 0; ti < num_tasks; ++ti) {
     const Task& task = tg_.tasks[ti];
@@ -339,8 +390,18 @@ void Engine::Setup() {
       } else {
         info.duration = cost_.OpTime(op, dev);
       }
-      info.workspace = std::max<int64_t>(
-          0, cost_.OpMemoryBytes(op) - cost_.OpWeightBytes(op) - cost_.OpOutputBytes(op));
+      // A footprint the workload states (MOIRAI mi, EfficientMIP size) is held on the device for
+      // the whole run (as the validator's bound counts it); otherwise the op's workspace lives
+      // while it runs.
+      std::optional<int64_t> stated;
+      if (cost_.profile() != nullptr) stated = cost_.profile()->NodeMemory(graph_.node(op).name);
+      if (stated) {
+        stated_bytes[dev.index()] += std::max<int64_t>(0, *stated);
+        info.workspace = 0;
+      } else {
+        info.workspace = std::max<int64_t>(
+            0, cost_.OpMemoryBytes(op) - cost_.OpWeightBytes(op) - cost_.OpOutputBytes(op));
+      }
       // Outputs: the producer holds a reference until it finishes.
       for (TensorId t : graph_.node(op).outputs) {
         const uint32_t b = BufferFor(t, dev);
@@ -381,8 +442,29 @@ void Engine::Setup() {
   res_last_.assign(nr, 0.0);
   res_busy_.assign(nr, 0.0);
   res_bytes_.assign(nr, 0.0);
+  cpu_gamma_.assign(num_devices, 0.0);
+  cpu_group_.assign(num_devices, kNone);
+  if (const cost::Profile* profile = cost_.profile(); profile != nullptr) {
+    std::map<std::string, uint32_t> group_of_node;
+    for (size_t d = 0; d < num_devices; ++d) {
+      const hw::Device& dev = cluster_.device(DeviceId(d));
+      if (dev.kind != hw::DeviceKind::kCpu) continue;
+      const auto gamma = profile->CpuContention(dev.name, dev.spec.model);
+      if (!gamma || !(*gamma > 0.0)) continue;
+      cpu_gamma_[d] = *gamma;
+      cpu_group_[d] = group_of_node.emplace(dev.node, static_cast<uint32_t>(group_of_node.size()))
+                          .first->second;
+    }
+    group_tasks_.assign(group_of_node.size(), {});
+  }
+  op_shared_.assign(num_tasks, 0);
+  op_work_.assign(num_tasks, 0.0);
+  op_rate_.assign(num_tasks, 1.0);
+  op_last_.assign(num_tasks, 0.0);
+  op_version_.assign(num_tasks, 0);
 
-  // Time zero: resident weights and graph inputs.
+  // Time zero: stated op footprints, resident weights and graph inputs.
+  for (size_t d = 0; d < num_devices; ++d) ChangeMemory(DeviceId(d), stated_bytes[d], 0.0);
   for (const plan::WeightPlacement& wp : plan_.weights)
     if (wp.mode != plan::WeightMode::kDha && wp.resident)
       Allocate(BufferFor(graph_.node(wp.weight).outputs[0], wp.device), 0.0);
@@ -499,8 +581,27 @@ void Engine::StartOp(uint32_t task, double now) {
       Push(now + info.dha_latency, kFlowStart, task);
     else
       ActivateFlow(task, now);
+  } else if (cpu_group_[dev.index()] != kNone) {
+    op_shared_[task] = 1;
+    op_work_[task] = info.duration;
+    op_last_[task] = now;
+    op_rate_[task] = 1.0;
+    group_tasks_[cpu_group_[dev.index()]].push_back(task);
+    Rerate(cpu_group_[dev.index()], now);
   } else {
     Push(now + info.duration, kOpDone, task);
+  }
+}
+
+void Engine::Rerate(uint32_t group, double now) {
+  std::vector<uint32_t>& tasks = group_tasks_[group];
+  const double busy = static_cast<double>(tasks.size());
+  for (uint32_t t : tasks) {
+    op_work_[t] = std::max(0.0, op_work_[t] - (now - op_last_[t]) * op_rate_[t]);
+    op_last_[t] = now;
+    const DeviceId dev = plan_.devices[tg_.tasks[t].schedule].device;
+    op_rate_[t] = 1.0 / (1.0 + cpu_gamma_[dev.index()] * (busy - 1.0));
+    Push(now + op_work_[t] / op_rate_[t], kOpDone, t, ++op_version_[t]);
   }
 }
 
@@ -523,6 +624,13 @@ void Engine::FinishOp(uint32_t task, double now) {
   e.track = tg_.streams[tg_.tasks[task].stream].name;
   Emit(e);
   ChangeMemory(dev, -info.workspace, now);
+  if (op_shared_[task]) {
+    op_shared_[task] = 0;
+    ++op_version_[task];
+    std::vector<uint32_t>& running = group_tasks_[cpu_group_[dev.index()]];
+    running.erase(std::find(running.begin(), running.end(), task));
+    Rerate(cpu_group_[dev.index()], now);
+  }
   for (uint32_t b : info.release_at_finish) Release(b, now);
   if (++next_op_[task] < task_ops_[task].size())
     StartOp(task, now);
@@ -626,6 +734,8 @@ SimResult Engine::Run() {
     const Event ev = events_.top();
     events_.pop();
     if (ev.type == kFlowDone && flow_version_[ev.a] != ev.b) continue;  // superseded
+    // A contended op's completion re-rated since (its events carry a version; others carry 0).
+    if (ev.type == kOpDone && ev.b != 0 && op_version_[ev.a] != ev.b) continue;
     ++num_events_;
     now = ev.time;
     switch (ev.type) {
@@ -689,7 +799,7 @@ SimResult Engine::Run() {
     result_.links.push_back(std::move(ls));
   }
   for (DeviceStats& ds : result_.devices)
-    if (ds.peak_memory_bytes > ds.capacity_bytes)
+    if (ds.capacity_bytes > 0 && ds.peak_memory_bytes > ds.capacity_bytes)
       result_.memory_overflows.push_back(ds.name + " uses " + std::to_string(ds.peak_memory_bytes) +
                                          " B of " + std::to_string(ds.capacity_bytes) + " B");
   // Critical path: walk the binding predecessors back from the last task to finish.

@@ -31,7 +31,14 @@ struct ProgressPoint {
   double bound = -kInfinity;     // best proven bound so far
 };
 
+// CBC's preprocessing (CglPreProcess). kAuto: off when a MIP start is used, on otherwise. CBC 2.10
+// with both segfaults in CglPreProcess::postProcess when the limit ends the search (reproduced on
+// small MOIRAI models with limits of 0.15-0.3 s; tests/milp "MipStartWithShortLimits...").
+enum class Preprocess : uint8_t { kAuto, kOn, kOff };
+
 struct SolveOptions {
+  // Wall-clock seconds for the whole call, model loading included (CBC is told to count elapsed
+  // time, not CPU time).
   double time_limit_s = 60.0;
   double relative_gap = 1e-4;
   int threads = 1;
@@ -39,6 +46,7 @@ struct SolveOptions {
   // A MIP start: a value per variable (size num_vars) or empty. Checked for feasibility first; an
   // infeasible start is reported through the logger and dropped.
   std::vector<double> mip_start;
+  Preprocess preprocess = Preprocess::kAuto;
   // Print a live progress line on stderr (the CLI sets this when stderr is a terminal).
   bool progress_to_stderr = false;
   // Called on every new incumbent or bound (may be null).
@@ -55,6 +63,7 @@ struct SolveResult {
   std::vector<double> values;    // empty when there is no solution
   double solve_time_s = 0.0;
   bool used_mip_start = false;
+  bool preprocessed = false;  // whether CBC's preprocessing was on
   std::vector<ProgressPoint> progress;
 
   bool has_solution() const { return !values.empty(); }

@@ -26,20 +26,32 @@ struct MoiraiOptions {
   // Models larger than this many constraints are not built; the warm start is returned instead.
   size_t max_constraints = 400000;
   bool progress_to_stderr = false;
-  std::string export_lp;   // write the model here before solving (optional)
-  std::string export_mps;  // likewise
+  // Write the model here before solving (optional). A model above max_constraints is still
+  // written (for an external solver), just not solved here.
+  std::string export_lp;
+  std::string export_mps;
+  // Read an external solver's solution of the exported model (Gurobi .sol, HiGHS, SCIP or CBC
+  // solution file) and build the schedule from it instead of solving: the placement (x) and each
+  // device's order (S), re-timed with TightenSchedule.
+  std::string solution_path;
   Status Validate() const;
 };
 
 struct MoiraiResult {
-  Schedule schedule;   // tightened: each device's MILP order, started as early as possible
-  std::string status;  // "optimal", "feasible", "time_limit" (warm start kept), "heuristic"
+  Schedule schedule;  // tightened: each device's MILP order, started as early as possible
+  // "optimal": proven within the gap. "time_limit": the solver's incumbent, better than the warm
+  // start, when the limit ended. "warm_start": the warm start kept (the solver found nothing
+  // better, or the model was too large to solve). "feasible": built from --solution.
+  std::string status;
   double model_objective = 0.0;  // the MILP's own makespan for the returned placement
+  bool has_bound = false;        // false for --solution and unsolved models
   double bound = 0.0;            // the solver's proven lower bound
   double gap = 0.0;
   size_t num_binaries = 0;
   size_t num_constraints = 0;
+  size_t estimated_constraints = 0;  // the size estimate the max_constraints check used
   double solve_time_s = 0.0;
+  size_t solution_violations = 0;  // --solution: model constraints the file's values violate
 };
 
 // `warm_start` (may be null) must be a valid schedule of `problem` (e.g. HEFT's); it sets the
@@ -47,9 +59,17 @@ struct MoiraiResult {
 // fast planners can fail where memory is tight), the horizon is the serial bound: every task at its
 // slowest plus every transfer at its slowest. Fails, naming the constraint class and the shortfall,
 // when the memory cannot hold the operators, or when the limit ends with no solution and no warm
-// start.
+// start; never at the limit when a warm start exists. With `solution_path`, fails naming the file
+// and the constraint when the solution does not assign every operator once within memory.
 StatusOr<MoiraiResult> ScheduleMoirai(const SchedulingProblem& problem, const Schedule* warm_start,
                                       const MoiraiOptions& options, Logger* logger = nullptr);
+
+// The MILP's own makespan for a schedule's placement and per-device order: each cross-device flow
+// waits for its producer and, with congestion control (8), for the sender's outgoing and the
+// receiver's incoming channel (one flow at a time each). Loads are not part of the MILP. The MOIRAI
+// planner picks its warm start by this measure.
+double ModelMakespan(const SchedulingProblem& problem, const Schedule& schedule,
+                     bool congestion_control = true);
 
 // A schedule that respects device memory when the greedy planners cannot find one: a small MILP
 // packs the operators into the devices' memory balancing their compute, then TightenSchedule times

@@ -3,6 +3,7 @@
 // Schedule back into a Plan (per-device op order, one op per subgraph; weights loaded where they
 // are read; transfers on the default copy queues).
 
+#include <optional>
 #include <vector>
 
 #include "hexplan/core/status.h"
@@ -15,8 +16,10 @@ namespace hx::place {
 struct ProblemBuildOptions {
   // Model the cold start: an op waits for its weights to be loaded over its device's host route.
   bool cold_start_loads = true;
-  // Memory kept free on each device for activations and workspace (fraction of capacity).
-  double activation_reserve_fraction = 0.1;
+  // Memory kept free on each device for activations and workspace (fraction of capacity). Unset:
+  // 0 when the workload states every op's footprint (MOIRAI, EfficientMIP: nothing else needs
+  // room), else 0.1.
+  std::optional<double> activation_reserve_fraction;
 };
 
 struct GraphProblem {

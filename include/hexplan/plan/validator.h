@@ -8,7 +8,8 @@
 // from their producer's start to their last local reader (to the end of the device's order when
 // they are sent elsewhere, for good when they are graph outputs); arriving activations and graph
 // inputs from the start to their last local reader; an op's workspace (its footprint beyond weights
-// and outputs) while it runs.
+// and outputs) while it runs. An op whose footprint the profile states (a workload's node memory)
+// holds that footprint on its device for the whole run instead of a workspace.
 
 #include <cstdint>
 #include <string>
@@ -24,8 +25,11 @@ struct DeviceMemoryBound {
   DeviceId device;
   int64_t weight_bytes = 0;           // weights held for the whole run (relayed ones included)
   int64_t peak_activation_bytes = 0;  // activations, inputs and workspace at their worst moment
-  int64_t capacity_bytes = 0;
-  int64_t total() const { return weight_bytes + peak_activation_bytes; }
+  // Footprints a workload states for its ops (MOIRAI mi, EfficientMIP size, PipeDream: the
+  // profile's node memory), held on the op's device for the whole run.
+  int64_t stated_bytes = 0;
+  int64_t capacity_bytes = 0;  // 0: not stated (a CPU's host DRAM), not limited
+  int64_t total() const { return weight_bytes + peak_activation_bytes + stated_bytes; }
 };
 
 // One entry per device of the cluster.

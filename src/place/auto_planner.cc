@@ -1,0 +1,116 @@
+// `auto`: a portfolio. The fast planners run first, in a fixed order, while the time limit lasts
+// (at least one always runs); each plan is checked and simulated (RunPlanner) and the fastest
+// simulated plan wins, ties to the earlier planner. When time remains, the exact planners that are
+// registered (MOIRAI, EfficientMIP, GETF, SortingHat) share what is left (an even share each, at
+// least kMinExactSeconds, while that much is left) and compete the same way. `detail` names the
+// winner and every contender's latency.
+
+#include <algorithm>
+#include <cstdio>
+#include <optional>
+
+#include "hexplan/core/stopwatch.h"
+#include "place/builtin_planners.h"
+
+namespace hx::place {
+namespace {
+
+const char* const kFastPlanners[] = {"single", "heft",   "peft",     "m-etf",
+                                     "m-sct",  "m-topo", "deepplan", "chrion"};
+const char* const kExactPlanners[] = {"moirai", "efficientmip", "getf", "sortinghat"};
+// An exact planner is only worth starting with this much time left (a MILP stopped in CBC's
+// preprocessing has nothing to offer, and CBC has crashed there on limits of a few ms).
+constexpr double kMinExactSeconds = 1.0;
+
+std::string Ms(double seconds) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f ms", seconds * 1e3);
+  return buf;
+}
+
+bool HasKind(const hw::Cluster& cluster, hw::DeviceKind kind) {
+  return !cluster.DevicesOfKind(kind).empty();
+}
+
+class AutoPlanner final : public Planner {
+ public:
+  std::string Name() const override { return "auto"; }
+  std::string Description() const override {
+    return "the fast planners within the time limit, then the registered exact ones with the "
+           "time left; the fastest simulated plan wins";
+  }
+
+  StatusOr<PlanResult> Plan(const PlanRequest& request) override {
+    Stopwatch watch;
+    const double limit = request.options.time_limit_s;
+    const std::vector<std::string> known = PlannerNames();
+    auto registered = [&](const std::string& n) {
+      return std::find(known.begin(), known.end(), n) != known.end();
+    };
+    const bool hybrid = HasKind(request.cluster(), hw::DeviceKind::kCpu) &&
+                        (HasKind(request.cluster(), hw::DeviceKind::kGpu) ||
+                         HasKind(request.cluster(), hw::DeviceKind::kMig));
+
+    std::optional<PlacementOutcome> best;
+    std::string best_name, tried, skipped, failed;
+    int runs = 0;
+    auto run = [&](const std::string& name, double budget) {
+      PlanRequest sub = request;
+      sub.options.time_limit_s = budget;
+      auto out = RunPlanner(name, sub);
+      ++runs;
+      if (!out.ok()) {
+        failed += (failed.empty() ? "" : "; ") + name + ": " + out.status().message();
+        LogTo(request.logger, LogLevel::kInfo,
+              "auto: " + name + " failed: " + out.status().message());
+        return;
+      }
+      tried += (tried.empty() ? "" : ", ") + name + " " + Ms(out->sim.makespan_s);
+      LogTo(request.logger, LogLevel::kInfo,
+            "auto: " + name + " simulates " + Ms(out->sim.makespan_s));
+      if (!best || out->sim.makespan_s < best->sim.makespan_s) {
+        best = std::move(*out);
+        best_name = name;
+      }
+    };
+
+    for (const char* name : kFastPlanners) {
+      if (!registered(name)) continue;
+      if (std::string(name) == "chrion" && !hybrid) continue;
+      const double left = limit - watch.ElapsedSeconds();
+      if (runs > 0 && left <= 0.0) {
+        skipped += (skipped.empty() ? "" : ", ") + std::string(name);
+        continue;
+      }
+      run(name, std::max(left, 1e-3));
+    }
+    // The exact planners share what is left evenly (time one does not use goes to the next),
+    // keeping a little for checking and simulating each plan (RunPlanner).
+    std::vector<std::string> exact;
+    for (const char* name : kExactPlanners)
+      if (registered(name)) exact.push_back(name);
+    const double reserve = std::min(0.5, 0.05 * limit);
+    for (size_t i = 0; i < exact.size(); ++i) {
+      const double left = limit - reserve - watch.ElapsedSeconds();
+      if (left < kMinExactSeconds) {
+        skipped += (skipped.empty() ? "" : ", ") + exact[i];
+        continue;
+      }
+      run(exact[i], std::max(kMinExactSeconds, left / static_cast<double>(exact.size() - i)));
+    }
+    if (!best)
+      return ResourceExhausted("auto: no planner found a plan for '" + request.graph().name() +
+                               "' on '" + request.cluster().name() + "': " + failed);
+    PlanResult result = std::move(best->result);
+    result.detail = "best of " + std::to_string(runs) + ": " + best_name + " (" + tried + ")";
+    if (!skipped.empty()) result.detail += "; out of time before " + skipped;
+    LogTo(request.logger, LogLevel::kInfo, "auto: " + result.detail);
+    return result;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Planner> MakeAutoPlanner() { return std::make_unique<AutoPlanner>(); }
+
+}  // namespace hx::place

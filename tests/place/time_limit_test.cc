@@ -1,0 +1,127 @@
+// The exact planners under a short --time-limit, on inputs large enough that they would overrun
+// it without a budget: each still returns a valid plan (the incumbent, or the warm start), with a
+// status saying which. Timing itself is measured in bench/sortinghat_bench.cc, not asserted here.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <set>
+
+#include "hexplan/core/stopwatch.h"
+#include "hexplan/cost/cost_model.h"
+#include "hexplan/hw/presets.h"
+#include "hexplan/place/getf.h"
+#include "hexplan/place/moirai_milp.h"
+#include "hexplan/place/planner.h"
+#include "hexplan/place/sortinghat.h"
+#include "hexplan/place/warm_start.h"
+#include "hexplan/plan/validator.h"
+#include "testing/graph_builders.h"
+
+namespace hx::place {
+namespace {
+
+// n tasks on `devices` identical devices, unit links, random costs and edges (as in
+// exact_planners_test.cc, larger).
+SchedulingProblem RandomProblem(int n, int devices, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  SchedulingProblem p(n, devices);
+  for (int a = 0; a < devices; ++a)
+    for (int b = 0; b < devices; ++b) p.SetLink(a, b, 0.0, 1.0);
+  for (int t = 0; t < n; ++t)
+    for (int d = 0; d < devices; ++d) p.SetCost(t, d, 1 + static_cast<double>(rng() % 9));
+  for (int t = 1; t < n; ++t) {
+    p.AddEdge(static_cast<int>(rng() % t), t, 1 + static_cast<double>(rng() % 4));
+    if (t > 2 && rng() % 2) p.AddEdge(static_cast<int>(rng() % (t - 1)), t, 1 + rng() % 3);
+  }
+  return p;
+}
+
+TEST(TimeLimitTest, MoiraiKeepsItsWarmStartWhenTheLimitEndsWhileBuilding) {
+  // 70 tasks and about 100 flows: tens of thousands of non-overlap and congestion rows, more than
+  // 0.1 s builds and solves; the limit may end while building, presolving or branching.
+  SchedulingProblem p = RandomProblem(70, 3, 5);
+  auto warm = BestFastSchedule(p);
+  ASSERT_TRUE(warm.ok());
+  MoiraiOptions options;
+  options.time_limit_s = 0.1;
+  auto r = ScheduleMoirai(p, &warm->schedule, options);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->schedule.Check(p, 1e-9), "");
+  const std::set<std::string> statuses = {"warm_start", "time_limit", "optimal"};
+  EXPECT_TRUE(statuses.count(r->status)) << r->status;
+  // Never worse than the warm start in the model's terms; the warm start itself when kept.
+  EXPECT_LE(r->model_objective, ModelMakespan(p, warm->schedule) * (1 + 1e-9));
+  if (r->status == "warm_start") EXPECT_EQ(r->schedule.device, warm->schedule.device);
+}
+
+TEST(TimeLimitTest, GetfReturnsAValidScheduleUnderAShortLimit) {
+  SchedulingProblem p = RandomProblem(150, 4, 7);
+  auto warm = BestFastSchedule(p);
+  ASSERT_TRUE(warm.ok());
+  GetfOptions options;
+  options.time_limit_s = 0.05;
+  auto r = ScheduleGetf(p, &warm->schedule, options);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->schedule.Check(p, 1e-9), "");
+  const std::set<std::string> statuses = {"warm_start", "feasible", "optimal"};
+  EXPECT_TRUE(statuses.count(r->status)) << r->status;
+  EXPECT_LE(r->schedule.makespan, warm->schedule.makespan + 1e-9);
+  EXPECT_LE(r->bound, r->schedule.makespan + 1e-9);
+}
+
+struct Inputs {
+  graph::Graph graph;
+  hw::Cluster cluster;
+  std::unique_ptr<cost::CostModel> cost;
+};
+std::unique_ptr<Inputs> MakeInputs(graph::Graph g, const std::string& preset) {
+  auto c = hw::BuildPreset(preset);
+  EXPECT_TRUE(c.ok());
+  auto s = std::make_unique<Inputs>(Inputs{std::move(g), std::move(*c), nullptr});
+  s->cost = std::make_unique<cost::CostModel>(s->graph, s->cluster);
+  return s;
+}
+
+TEST(TimeLimitTest, SortingHatKeepsWarmStartsForSubmodelsPastTheLimit) {
+  // A chain of 40 ops cut into 40 submodels at its dominators, each a MILP over 4 GPUs x 6 slots:
+  // 0.2 s cannot solve them all, so later submodels keep their warm starts.
+  auto s = MakeInputs(testing::MakeChain(40, 512, 64), "sortinghat-v100");
+  PlanRequest r;
+  r.cost = s->cost.get();
+  r.options.time_limit_s = 0.2;
+  SortingHatReport report;
+  auto out = PlanSortingHat(r, &report);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_TRUE(plan::CheckPlan(out->plan, *s->cost, "sortinghat").ok());
+  const std::set<std::string> statuses = {"feasible", "time_limit", "heuristic"};
+  EXPECT_TRUE(statuses.count(out->status)) << out->status;
+  // The report and the status agree on what the limit cut short.
+  int warm = 0;
+  for (const SortingHatSubmodelStats& st : report.submodels) warm += st.status == "warm";
+  EXPECT_LE(report.out_of_time, warm);
+  if (report.out_of_time > 0) {
+    EXPECT_NE(out->status, "feasible");
+    if (report.kept == "milp")
+      EXPECT_NE(out->detail.find("kept their warm start"), std::string::npos) << out->detail;
+  }
+  EXPECT_EQ(report.submodels.size(), 40u);
+}
+
+TEST(TimeLimitTest, EveryExactPlannerAndAutoGiveAValidPlanUnderAShortLimit) {
+  auto s = MakeInputs(testing::MakeRandomDag(60, 11, 256), "sortinghat-v100");
+  PlanRequest r;
+  r.cost = s->cost.get();
+  r.options.time_limit_s = 0.3;
+  for (const char* algo : {"moirai", "getf", "sortinghat", "auto"}) {
+    auto out = RunPlanner(algo, r);
+    ASSERT_TRUE(out.ok()) << algo << ": " << out.status().ToString();
+    EXPECT_TRUE(std::isfinite(out->sim.makespan_s) && out->sim.makespan_s > 0) << algo;
+    const std::set<std::string> statuses = {"optimal", "feasible", "time_limit", "heuristic",
+                                            "warm_start"};
+    EXPECT_TRUE(statuses.count(out->result.status)) << algo << ": " << out->result.status;
+  }
+}
+
+}  // namespace
+}  // namespace hx::place
