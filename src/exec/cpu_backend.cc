@@ -82,6 +82,12 @@ Status CpuBackend::BindThread(int device) {
   return Status::Ok();
 }
 
+namespace {
+// Smaller buffers come from malloc's per-thread caches faster than from a locked map; larger ones
+// are where malloc maps and unmaps pages (and the kernel zero-fills them on first touch).
+constexpr int64_t kMinCachedBytes = 64 * 1024;
+}  // namespace
+
 StatusOr<DeviceBuffer> CpuBackend::Allocate(int device, int64_t bytes) {
   HX_RETURN_IF_ERROR(CheckDevice(device));
   Device& d = *devices_[static_cast<size_t>(device)];
@@ -95,9 +101,17 @@ StatusOr<DeviceBuffer> CpuBackend::Allocate(int device, int64_t bytes) {
   int64_t peak = d.peak.load();
   while (now > peak && !d.peak.compare_exchange_weak(peak, now)) {
   }
-  void* ptr = bytes > 0
-                  ? ::operator new (static_cast<size_t>(bytes), std::align_val_t{64}, std::nothrow)
-                  : nullptr;
+  void* ptr = nullptr;
+  if (bytes >= kMinCachedBytes && options_.cache_buffers) {
+    std::lock_guard<std::mutex> lock(d.cache_mutex);
+    auto it = d.cached.find(bytes);
+    if (it != d.cached.end()) {
+      ptr = it->second;
+      d.cached.erase(it);
+    }
+  }
+  if (bytes > 0 && ptr == nullptr)
+    ptr = ::operator new (static_cast<size_t>(bytes), std::align_val_t{64}, std::nothrow);
   if (bytes > 0 && ptr == nullptr) {
     d.in_use.fetch_sub(bytes);
     return ResourceExhausted("device '" + d.name + "': out of host memory allocating " +
@@ -108,8 +122,21 @@ StatusOr<DeviceBuffer> CpuBackend::Allocate(int device, int64_t bytes) {
 
 void CpuBackend::Free(int device, DeviceBuffer buffer) {
   if (device < 0 || device >= num_devices()) return;
-  if (buffer.ptr != nullptr) ::operator delete (buffer.ptr, std::align_val_t{64});
-  devices_[static_cast<size_t>(device)]->in_use.fetch_sub(buffer.bytes);
+  Device& d = *devices_[static_cast<size_t>(device)];
+  if (buffer.ptr != nullptr) {
+    if (buffer.bytes >= kMinCachedBytes && options_.cache_buffers) {
+      std::lock_guard<std::mutex> lock(d.cache_mutex);
+      d.cached.emplace(buffer.bytes, buffer.ptr);
+    } else {
+      ::operator delete (buffer.ptr, std::align_val_t{64});
+    }
+  }
+  d.in_use.fetch_sub(buffer.bytes);
+}
+
+CpuBackend::~CpuBackend() {
+  for (auto& d : devices_)
+    for (auto& [bytes, ptr] : d->cached) ::operator delete (ptr, std::align_val_t{64});
 }
 
 int64_t CpuBackend::MemoryInUse(int device) const {

@@ -18,6 +18,7 @@
 #include "hexplan/core/file_util.h"
 #include "hexplan/core/stopwatch.h"
 #include "hexplan/milp/solver.h"
+#include "milp/cbc_in_process.h"
 
 namespace hx::milp {
 namespace {
@@ -206,14 +207,7 @@ Status SolveOptions::Validate() const {
   return Status::Ok();
 }
 
-StatusOr<SolveResult> SolveWithCbc(const Model& model, const SolveOptions& options,
-                                   Logger* logger) {
-  HX_RETURN_IF_ERROR(model.Validate());
-  HX_RETURN_IF_ERROR(options.Validate());
-  if (!options.mip_start.empty() && options.mip_start.size() != model.num_vars()) {
-    return InvalidArgument("MIP start has " + std::to_string(options.mip_start.size()) +
-                           " values for " + std::to_string(model.num_vars()) + " variables");
-  }
+SolveResult SolveWithCbcInProcess(const Model& model, const SolveOptions& options, Logger* logger) {
   Stopwatch clock;
   CbcHandle handle;
   Cbc_Model* cbc = handle.get();

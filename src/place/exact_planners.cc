@@ -12,6 +12,7 @@
 #include "hexplan/place/moirai_milp.h"
 #include "hexplan/place/problem_builder.h"
 #include "hexplan/place/warm_start.h"
+#include "hexplan/sim/simulator.h"
 #include "place/builtin_planners.h"
 
 namespace hx::place {
@@ -38,6 +39,30 @@ StatusOr<WarmStart> WarmStartFor(const SchedulingProblem& p, const std::string& 
     LogTo(logger, LogLevel::kInfo,
           planner + ": no warm start from the fast planners (" + warm.status().message() + ")");
   return warm;
+}
+
+// The MILP's model is not the simulator's (MOIRAI's channels, GETF's groups): when the warm start's
+// plan simulates faster than the MILP's, the warm start is returned (status "warm_start"), so an
+// exact planner is never worse than the fast planners it started from.
+Status KeepWarmStartIfFaster(const GraphProblem& problem, const StatusOr<WarmStart>& warm,
+                             double warm_model_objective, const cost::CostModel& cost,
+                             PlanResult* result) {
+  if (!warm.ok() || result->status == "warm_start") return Status::Ok();
+  auto warm_plan = PlanFromSchedule(problem, warm->schedule, cost);
+  if (!warm_plan.ok()) return Status::Ok();
+  HX_ASSIGN_OR_RETURN(sim::SimResult milp_sim, sim::Simulate(result->plan, cost));
+  auto warm_sim = sim::Simulate(*warm_plan, cost);
+  if (!warm_sim.ok() || warm_sim->makespan_s >= milp_sim.makespan_s * (1.0 - 1e-9))
+    return Status::Ok();
+  result->detail += "; kept the warm start: it simulates to " + Ms(warm_sim->makespan_s) +
+                    ", the MILP's plan (" + result->status + ") to " + Ms(milp_sim.makespan_s);
+  result->plan = std::move(*warm_plan);
+  result->status = "warm_start";
+  result->model_objective_s = warm_model_objective;
+  if (result->solver_bound_s && warm_model_objective > 0.0)
+    result->solver_gap =
+        std::max(0.0, (warm_model_objective - *result->solver_bound_s) / warm_model_objective);
+  return Status::Ok();
 }
 
 class MoiraiPlanner final : public Planner {
@@ -89,6 +114,9 @@ class MoiraiPlanner final : public Planner {
                        (milp.solution_violations
                             ? " (" + std::to_string(milp.solution_violations) + " violations)"
                             : "");
+    else if (warm.ok())
+      HX_RETURN_IF_ERROR(KeepWarmStartIfFaster(
+          problem, warm, ModelMakespan(problem.problem, warm->schedule), *request.cost, &result));
     return result;
   }
 };
@@ -123,6 +151,9 @@ class GetfPlanner final : public Planner {
         (warm.ok() ? warm->source + " " + Ms(warm->schedule.makespan) : std::string("none")) +
         "; " + std::to_string(getf.num_groups) + " device groups, " +
         std::to_string(getf.num_binaries) + " binaries";
+    if (warm.ok())
+      HX_RETURN_IF_ERROR(
+          KeepWarmStartIfFaster(problem, warm, warm->schedule.makespan, *request.cost, &result));
     return result;
   }
 };

@@ -71,7 +71,9 @@ void ExpectMultiDeviceMatches(const Case& c, int devices, size_t block,
   ASSERT_EQ(many->outputs.size(), ref->size());
   for (size_t i = 0; i < ref->size(); ++i) {
     const std::string& name = many->output_names[i];
-    if (single_plan) EXPECT_TRUE(BitEqual(one[i], many->outputs[i])) << name;
+    if (single_plan) {
+      EXPECT_TRUE(BitEqual(one[i], many->outputs[i])) << name;
+    }
     EXPECT_TRUE(BitEqual((*sequential)[i], many->outputs[i])) << name;
     EXPECT_LT(MaxRelativeError(many->outputs[i], (*ref)[i]), 1e-4) << name;
     // The check must be able to fail: outputs are not all zero.

@@ -309,5 +309,40 @@ TEST(MilpTest, TimeLimitReturnsIncumbentWithBound) {
   EXPECT_LE(r->objective, r->bound + 1e-6);
 }
 
+TEST(MilpTest, SolvingInAChildProcessGivesTheSameAnswerAsInProcess) {
+  // hard_limit runs CBC in a child and sends the result back through a pipe: the same status,
+  // objective, bound and values as in this process.
+  Model m("assignment");
+  std::vector<std::vector<Var>> x(6, std::vector<Var>(3));
+  LinExpr cost;
+  for (int i = 0; i < 6; ++i) {
+    LinExpr one;
+    for (int k = 0; k < 3; ++k) {
+      x[i][k] = m.AddBinary("x" + std::to_string(i) + "_" + std::to_string(k));
+      one.Add(x[i][k], 1.0);
+      cost.Add(x[i][k], 1.0 + (i * 7 + k * 3) % 5);
+    }
+    m.AddEqual(one, 1.0, "assign" + std::to_string(i));
+  }
+  for (int k = 0; k < 3; ++k) {
+    LinExpr load;
+    for (int i = 0; i < 6; ++i) load.Add(x[i][k], 1.0);
+    m.AddLessEqual(load, 2.0, "capacity" + std::to_string(k));
+  }
+  m.Minimize(cost);
+  SolveOptions isolated, local;
+  local.hard_limit = false;
+  auto a = SolveWithCbc(m, isolated);
+  auto b = SolveWithCbc(m, local);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->status, SolveStatus::kOptimal);
+  EXPECT_EQ(a->status, b->status);
+  EXPECT_DOUBLE_EQ(a->objective, b->objective);
+  EXPECT_DOUBLE_EQ(a->bound, b->bound);
+  EXPECT_EQ(a->values, b->values);
+  EXPECT_FALSE(a->progress.empty());
+  EXPECT_TRUE(m.Violations(a->values).empty());
+}
+
 }  // namespace
 }  // namespace hx::milp

@@ -52,7 +52,9 @@ TEST(TimeLimitTest, MoiraiKeepsItsWarmStartWhenTheLimitEndsWhileBuilding) {
   EXPECT_TRUE(statuses.count(r->status)) << r->status;
   // Never worse than the warm start in the model's terms; the warm start itself when kept.
   EXPECT_LE(r->model_objective, ModelMakespan(p, warm->schedule) * (1 + 1e-9));
-  if (r->status == "warm_start") EXPECT_EQ(r->schedule.device, warm->schedule.device);
+  if (r->status == "warm_start") {
+    EXPECT_EQ(r->schedule.device, warm->schedule.device);
+  }
 }
 
 TEST(TimeLimitTest, GetfReturnsAValidScheduleUnderAShortLimit) {
@@ -102,8 +104,9 @@ TEST(TimeLimitTest, SortingHatKeepsWarmStartsForSubmodelsPastTheLimit) {
   EXPECT_LE(report.out_of_time, warm);
   if (report.out_of_time > 0) {
     EXPECT_NE(out->status, "feasible");
-    if (report.kept == "milp")
+    if (report.kept == "milp") {
       EXPECT_NE(out->detail.find("kept their warm start"), std::string::npos) << out->detail;
+    }
   }
   EXPECT_EQ(report.submodels.size(), 40u);
 }

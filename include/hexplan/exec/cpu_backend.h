@@ -5,7 +5,9 @@
 // memcpy, kernels run synchronously on the calling thread (kernels.h), so events complete at once.
 
 #include <atomic>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "hexplan/exec/backend.h"
@@ -18,6 +20,10 @@ struct CpuBackendOptions {
   bool pin_threads = true;  // pin device threads to the cores their device names
   bool naive_kernels = false;
   bool empty_kernels = false;  // launch does nothing (dispatch-overhead measurements)
+  // Keep freed buffers for reuse by an allocation of the same size (a caching allocator, as GPU
+  // runtimes have): the runs after the first reuse warm, already-faulted pages instead of paying
+  // the kernel's page faults for every weight and activation again.
+  bool cache_buffers = true;
   Status Validate() const { return Status::Ok(); }
 };
 
@@ -51,6 +57,7 @@ class CpuBackend final : public DeviceBackend {
                 const std::vector<TensorRef>& outputs) override;
   Event RecordEvent(int device) override;
   Status WaitEvent(const Event& event) override;
+  ~CpuBackend() override;
 
  private:
   struct Device {
@@ -60,6 +67,8 @@ class CpuBackend final : public DeviceBackend {
     std::atomic<int64_t> in_use{0};
     std::atomic<int64_t> peak{0};
     std::atomic<uint64_t> launched{0};
+    std::mutex cache_mutex;
+    std::multimap<int64_t, void*> cached;  // freed buffers by size
   };
   CpuBackend() = default;
   Status CheckDevice(int device) const;

@@ -51,6 +51,11 @@ struct SolveOptions {
   bool progress_to_stderr = false;
   // Called on every new incumbent or bound (may be null).
   std::function<void(const ProgressPoint&)> on_progress;
+  // Enforce the limit from outside CBC: solve in a child process and stop it when it runs past
+  // time_limit_s * 1.05 + 0.5 s, or when it crashes (CBC checks its limit between nodes, not inside
+  // an LP solve: a large root LP runs for minutes past it). The MIP start, when feasible, is then
+  // the result (status kFeasible). CBC runs in this process when false or when on_progress is set.
+  bool hard_limit = true;
 
   Status Validate() const;
 };
