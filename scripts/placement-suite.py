@@ -243,7 +243,7 @@ def group_report(key, title, results, img_dir, img_rel):
         name = r["case"]["name"]
         if "error" in r:
             lines.append(f"| {name} | " + " | ".join("-" for _ in algos) +
-                         f" | - | error: {r['error'][:80]} |")
+                         f" | - | error: {' '.join(r['error'].split())[:80].replace('|', '/')} |")
             continue
         by_algo = {x["algo"]: x for x in r["doc"]["results"]}
         single = r["doc"].get("single_latency_ms")
@@ -304,7 +304,7 @@ def optimum_gap_report(results):
             lat = latency_of(x)
             if lat is None:
                 lines.append(f"| {x['algo']} | {x.get('status', '')} | - | no plan: "
-                             f"{x.get('error', '')[:90].replace('|', '/')} | - |")
+                             f"{' '.join(x.get('error', '').split())[:90].replace('|', '/')} | - |")
             else:
                 lines.append(f"| {x['algo']} | {x['status']} | {lat:.3f} | "
                              f"{100.0 * (lat - opt) / opt:+.1f}% | {x['planning_time_s']:.2f} |")

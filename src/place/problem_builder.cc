@@ -81,11 +81,22 @@ StatusOr<plan::Plan> PlanFromSchedule(const GraphProblem& problem, const Schedul
   plan::Plan plan;
   std::vector<std::vector<int>> per_device(problem.devices.size());
   for (int t = 0; t < n; ++t) per_device[schedule.device[t]].push_back(t);
+  // Ties in start time (zero-length tasks) by finish, then in topological order: a task index
+  // order could queue a reader before its zero-length producer (a deadlock in the plan).
+  std::vector<int> topo_pos(n);
+  {
+    const std::vector<int> topo = problem.problem.TopologicalOrder();
+    for (int i = 0; i < n; ++i) topo_pos[topo[i]] = i;
+  }
   for (size_t d = 0; d < per_device.size(); ++d) {
     auto& tasks = per_device[d];
     if (tasks.empty()) continue;
     std::stable_sort(tasks.begin(), tasks.end(), [&](int a, int b) {
-      return schedule.start[a] != schedule.start[b] ? schedule.start[a] < schedule.start[b] : a < b;
+      if (schedule.start[a] != schedule.start[b]) return schedule.start[a] < schedule.start[b];
+      const bool a_finish = schedule.finish.size() == static_cast<size_t>(n);
+      if (a_finish && schedule.finish[a] != schedule.finish[b])
+        return schedule.finish[a] < schedule.finish[b];
+      return topo_pos[a] < topo_pos[b];
     });
     plan::DeviceSchedule ds;
     ds.device = problem.devices[d];
