@@ -17,17 +17,6 @@ namespace {
 using nlohmann::json;
 using testing::RunCli;
 
-json ParseOrFail(const std::string& text) {
-  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  EXPECT_FALSE(j.is_discarded()) << "not JSON: " << text.substr(0, 400);
-  return j;
-}
-
-void WriteText(const std::string& path, const std::string& text) {
-  std::ofstream out(path);
-  out << text;
-}
-
 // A chain of four nodes (accelerator 1, 2, 3, 4 ms; CPU 10x), 100 MiB each, every output 1 MiB
 // (0.48828125 ms at EfficientMIP's 2 GiB/s), two accelerators of 250 MiB: the best split is
 // {n0,n1} {n2,n3}: 3 + 2 * 0.48828125 + 7 = 10.9765625 ms.
@@ -59,7 +48,7 @@ TEST(EfficientMipCliTest, BertLayerGraphReportsObjectiveBoundAndGap) {
                            "bert24_inference.json";
   auto r = RunCli("place " + path + " --algo efficientmip --q 1 --time-limit 2 --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  json j = ParseOrFail(r.out);
+  json j = testing::ParseJsonOrFail(r.out);
   ASSERT_TRUE(j.contains("model_objective_ms")) << r.out;
   ASSERT_TRUE(j.contains("bound_ms")) << r.out;
   ASSERT_TRUE(j.contains("gap")) << r.out;
@@ -76,12 +65,12 @@ TEST(EfficientMipCliTest, BertLayerGraphReportsObjectiveBoundAndGap) {
 
 TEST(EfficientMipCliTest, ExportedLpSolvedElsewhereGivesTheSamePlan) {
   const std::string dir = testing::MakeTempDir();
-  WriteText(dir + "/chain.json", TinyChainJson());
+  testing::WriteTextFile(dir + "/chain.json", TinyChainJson());
   auto solved =
       RunCli("place " + dir + "/chain.json --algo efficientmip --q 1 --json --export-lp " + dir +
              "/chain.lp -o " + dir + "/solved.json");
   ASSERT_EQ(solved.exit_code, 0) << solved.err;
-  json a = ParseOrFail(solved.out);
+  json a = testing::ParseJsonOrFail(solved.out);
   EXPECT_EQ(a.at("status"), "optimal");
   EXPECT_NEAR(a.at("model_objective_ms").get<double>(), kChainMs, 1e-9);
   EXPECT_NEAR(a.at("bound_ms").get<double>(), kChainMs, 1e-9);
@@ -98,11 +87,11 @@ TEST(EfficientMipCliTest, ExportedLpSolvedElsewhereGivesTheSamePlan) {
     std::snprintf(buf, sizeof buf, "%s %.17g\n", model->vars()[v].name.c_str(), r->values[v]);
     sol += buf;
   }
-  WriteText(dir + "/chain.sol", sol);
+  testing::WriteTextFile(dir + "/chain.sol", sol);
   auto loaded = RunCli("place " + dir + "/chain.json --algo efficientmip --q 1 --json --solution " +
                        dir + "/chain.sol -o " + dir + "/loaded.json");
   ASSERT_EQ(loaded.exit_code, 0) << loaded.err;
-  json b = ParseOrFail(loaded.out);
+  json b = testing::ParseJsonOrFail(loaded.out);
   EXPECT_EQ(b.at("status"), "feasible");
   EXPECT_NEAR(b.at("model_objective_ms").get<double>(), kChainMs, 1e-9);
   EXPECT_NEAR(b.at("latency_ms").get<double>(), a.at("latency_ms").get<double>(), 1e-9);

@@ -21,22 +21,11 @@ namespace {
 using nlohmann::json;
 using testing::RunCli;
 
-json ParseOrFail(const std::string& text) {
-  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  EXPECT_FALSE(j.is_discarded()) << "not JSON: " << text.substr(0, 400);
-  return j;
-}
-
-void WriteText(const std::string& path, const std::string& text) {
-  std::ofstream out(path);
-  out << text;
-}
-
 // Device name -> op names in order, from a plan file.
 std::map<std::string, std::vector<std::string>> PlanOps(const std::string& path) {
   std::ifstream in(path);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  json plan = ParseOrFail(text);
+  json plan = testing::ParseJsonOrFail(text);
   std::map<std::string, std::vector<std::string>> out;
   for (const json& d : plan.at("devices"))
     for (const json& sg : d.at("subgraphs"))
@@ -61,7 +50,7 @@ TEST(ExactCliTest, ResNet50WithHeftOnCoarsenedGraphGivesAPlanOfTheOriginal) {
   auto r = RunCli("place resnet50 --cluster moirai-inter --algo heft --coarsen fusion --json -o " +
                   dir + "/plan.json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  json j = ParseOrFail(r.out);
+  json j = testing::ParseJsonOrFail(r.out);
   EXPECT_EQ(j.at("status"), "heuristic");
   EXPECT_NE(j.at("detail").get<std::string>().find("GCOF"), std::string::npos);
   EXPECT_GE(j.at("latency_ms").get<double>(), j.at("lower_bound_ms").get<double>());
@@ -77,11 +66,11 @@ TEST(ExactCliTest, ResNet50WithHeftOnCoarsenedGraphGivesAPlanOfTheOriginal) {
 
 TEST(ExactCliTest, ExportedLpSolvedElsewhereReproducesThePlan) {
   const std::string dir = testing::MakeTempDir();
-  WriteText(dir + "/tiny.csv", TinyMoiraiCsv(10));
+  testing::WriteTextFile(dir + "/tiny.csv", TinyMoiraiCsv(10));
   auto solved = RunCli("place " + dir + "/tiny.csv --algo moirai --json --export-lp " + dir +
                        "/tiny.lp -o " + dir + "/solved.json");
   ASSERT_EQ(solved.exit_code, 0) << solved.err;
-  json a = ParseOrFail(solved.out);
+  json a = testing::ParseJsonOrFail(solved.out);
   EXPECT_EQ(a.at("status"), "optimal");
   // Solve the exported model outside hexplan and write a Gurobi-style solution file.
   auto model = milp::ReadModelFile(dir + "/tiny.lp");
@@ -95,11 +84,11 @@ TEST(ExactCliTest, ExportedLpSolvedElsewhereReproducesThePlan) {
     std::snprintf(buf, sizeof buf, "%s %.17g\n", model->vars()[v].name.c_str(), r->values[v]);
     sol += buf;
   }
-  WriteText(dir + "/tiny.sol", sol);
+  testing::WriteTextFile(dir + "/tiny.sol", sol);
   auto loaded = RunCli("place " + dir + "/tiny.csv --algo moirai --json --solution " + dir +
                        "/tiny.sol -o " + dir + "/loaded.json");
   ASSERT_EQ(loaded.exit_code, 0) << loaded.err;
-  json b = ParseOrFail(loaded.out);
+  json b = testing::ParseJsonOrFail(loaded.out);
   EXPECT_EQ(b.at("status"), "feasible");
   EXPECT_FALSE(b.contains("bound_ms"));
   EXPECT_NEAR(b.at("model_objective_ms").get<double>(), a.at("model_objective_ms").get<double>(),
@@ -125,20 +114,20 @@ TEST(ExactCliTest, HandWrittenSolutionOfExampleOneGivesItsOptimum30) {
   // CPU; see docs/placement.md). Tasks are numbered in file order: ids 0 1 2 5 6 7 11 13 14 18 19
   // 22 23 26 are x_0.. x_13. Only the placement (x) and each device's order (S) are given.
   const std::string dir = testing::MakeTempDir();
-  WriteText(dir + "/ex1.sol",
-            "# Objective value = 30\n"
-            "x_0_0 1\nx_4_0 1\nx_5_0 1\nx_10_0 1\n"
-            "x_2_1 1\nx_7_1 1\nx_6_1 1\nx_8_1 1\nx_11_1 1\n"
-            "x_1_2 1\nx_3_2 1\nx_9_2 1\nx_12_2 1\nx_13_2 1\n"
-            "S_4 1\nS_5 2\nS_10 3\n"
-            "S_7 1\nS_6 2\nS_8 3\nS_11 4\n"
-            "S_3 1\nS_9 2\nS_12 3\nS_13 4\n");
+  testing::WriteTextFile(dir + "/ex1.sol",
+                         "# Objective value = 30\n"
+                         "x_0_0 1\nx_4_0 1\nx_5_0 1\nx_10_0 1\n"
+                         "x_2_1 1\nx_7_1 1\nx_6_1 1\nx_8_1 1\nx_11_1 1\n"
+                         "x_1_2 1\nx_3_2 1\nx_9_2 1\nx_12_2 1\nx_13_2 1\n"
+                         "S_4 1\nS_5 2\nS_10 3\n"
+                         "S_7 1\nS_6 2\nS_8 3\nS_11 4\n"
+                         "S_3 1\nS_9 2\nS_12 3\nS_13 4\n");
   const std::string csv =
       testing::SharedDataDir() + "/placement/moirai/sample-data-csv/example-1.csv";
   auto r = RunCli("place " + csv + " --algo moirai --time-limit 5 --json --solution " + dir +
                   "/ex1.sol --export-lp " + dir + "/ex1.lp");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  json j = ParseOrFail(r.out);
+  json j = testing::ParseJsonOrFail(r.out);
   EXPECT_EQ(j.at("status"), "feasible");
   EXPECT_NEAR(j.at("estimate_ms").get<double>(), 30.0, 1e-9);
   EXPECT_NEAR(j.at("latency_ms").get<double>(), 30.0, 1e-9);
@@ -154,7 +143,7 @@ TEST(ExactCliTest, HandWrittenSolutionOfExampleOneGivesItsOptimum30) {
 
 TEST(ExactCliTest, MemoryInfeasibleInstanceNamesTheConstraintAndShortfall) {
   const std::string dir = testing::MakeTempDir();
-  WriteText(dir + "/tight.csv", TinyMoiraiCsv(2));  // needs 5, holds 4
+  testing::WriteTextFile(dir + "/tight.csv", TinyMoiraiCsv(2));  // needs 5, holds 4
   for (const char* algo : {"moirai", "getf"}) {
     auto r = RunCli("place " + dir + "/tight.csv --algo " + algo);
     EXPECT_EQ(r.exit_code, 2) << algo << ": " << r.err;
@@ -170,7 +159,7 @@ TEST(ExactCliTest, GetfReportsAValidBoundAndGap) {
                   "/placement/moirai/sample-data-csv/example-1.csv --algo getf --time-limit 5 "
                   "--json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  json j = ParseOrFail(r.out);
+  json j = testing::ParseJsonOrFail(r.out);
   EXPECT_TRUE(j.at("status") == "feasible" || j.at("status") == "optimal") << j.dump();
   const double bound = j.at("bound_ms").get<double>();
   const double objective = j.at("model_objective_ms").get<double>();

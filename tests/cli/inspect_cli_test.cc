@@ -17,21 +17,10 @@ namespace {
 using nlohmann::json;
 using testing::RunCli;
 
-json ParseOrFail(const std::string& text) {
-  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  EXPECT_FALSE(j.is_discarded()) << "not JSON: " << text.substr(0, 400);
-  return j;
-}
-
-void WriteText(const std::string& path, const std::string& text) {
-  std::ofstream out(path);
-  out << text;
-}
-
 TEST(ModelsCliTest, ListsTheZoo) {
   auto r = RunCli("models --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  json j = ParseOrFail(r.out);
+  json j = testing::ParseJsonOrFail(r.out);
   ASSERT_TRUE(j.is_array());
   std::set<std::string> names;
   for (const auto& m : j) {
@@ -50,7 +39,7 @@ TEST(ModelsCliTest, ListsTheZoo) {
 TEST(InspectCliTest, Gpt2XlJsonSummary) {
   auto r = RunCli("inspect gpt2-xl --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  json j = ParseOrFail(r.out);
+  json j = testing::ParseJsonOrFail(r.out);
   for (const char* key : {"name", "num_ops", "num_weights", "params", "param_bytes", "flops",
                           "critical_path_flops", "op_types"}) {
     EXPECT_TRUE(j.contains(key)) << key;
@@ -65,7 +54,7 @@ TEST(InspectCliTest, Gpt2XlJsonSummary) {
   // fp16 halves the bytes, not the count.
   auto half = RunCli("inspect gpt2-xl --json --dtype fp16");
   ASSERT_EQ(half.exit_code, 0) << half.err;
-  json h = ParseOrFail(half.out);
+  json h = testing::ParseJsonOrFail(half.out);
   EXPECT_EQ(h["params"], j["params"]);
   EXPECT_EQ(h["param_bytes"].get<double>(), 2 * h["params"].get<double>());
 }
@@ -86,7 +75,7 @@ TEST(ExportCliTest, JsonExportInspectsLikeTheZooModel) {
   auto file = RunCli("inspect " + dir + "/gpt2.json --json");
   ASSERT_EQ(zoo.exit_code, 0) << zoo.err;
   ASSERT_EQ(file.exit_code, 0) << file.err;
-  json a = ParseOrFail(zoo.out), b = ParseOrFail(file.out);
+  json a = testing::ParseJsonOrFail(zoo.out), b = testing::ParseJsonOrFail(file.out);
   EXPECT_EQ(a, b);  // every field, name included
   // Exporting the file again gives the same bytes.
   auto again = RunCli("export " + dir + "/gpt2.json -o " + dir + "/again.json");
@@ -106,8 +95,10 @@ TEST(ExportCliTest, OnnxExportKeepsTheParameters) {
   auto zoo = RunCli("inspect resnet50 --json");
   auto file = RunCli("inspect " + dir + "/r.onnx --json");
   ASSERT_EQ(file.exit_code, 0) << file.err;
-  EXPECT_EQ(ParseOrFail(zoo.out)["params"], ParseOrFail(file.out)["params"]);
-  EXPECT_EQ(ParseOrFail(zoo.out)["num_ops"], ParseOrFail(file.out)["num_ops"]);
+  EXPECT_EQ(testing::ParseJsonOrFail(zoo.out)["params"],
+            testing::ParseJsonOrFail(file.out)["params"]);
+  EXPECT_EQ(testing::ParseJsonOrFail(zoo.out)["num_ops"],
+            testing::ParseJsonOrFail(file.out)["num_ops"]);
   std::remove((dir + "/r.onnx").c_str());
 }
 
@@ -117,7 +108,7 @@ TEST(InspectCliTest, EfficientMipWorkload) {
                            "bert24_inference.json";
   auto r = RunCli("inspect '" + path + "' --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  json j = ParseOrFail(r.out);
+  json j = testing::ParseJsonOrFail(r.out);
   EXPECT_EQ(j["num_ops"], 32);
   EXPECT_EQ(j["num_edges"], 55);
   EXPECT_EQ(j["name"], "bert24_inference");
@@ -159,7 +150,7 @@ TEST(InspectCliTest, BadInputExitsTwoWithTheFileAndField) {
       {"garbage.onnx", "this is not a protobuf", "garbage.onnx"},
   };
   for (const Case& c : cases) {
-    WriteText(dir + "/" + c.file, c.text);
+    testing::WriteTextFile(dir + "/" + c.file, c.text);
     for (const char* command : {"inspect ", "export -o /dev/null/x.json "}) {
       const std::string cmd = command + dir + "/" + c.file + (command[0] == 'i' ? " --json" : "");
       auto r = RunCli(cmd);

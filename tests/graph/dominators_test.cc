@@ -25,27 +25,8 @@ std::string IdomName(const Graph& g, const DominatorTree& tree, const std::strin
   return d.valid() ? g.node(d).name : "<virtual>";
 }
 
-// SortingHat (Fig. 6a): input A -> {B, C} -> D -> {E, F} -> G (output).
-Graph MakeSortingHatFig6() {
-  Graph g("fig6");
-  TensorId a = g.node(g.AddInput("A", DType::kF32, {4})).outputs[0];
-  auto op = [&](const std::string& name, std::vector<TensorId> ins) {
-    return g
-        .node(g.AddOpWithOutputs("Relu", name, std::move(ins), {{name + ".y", DType::kF32, {4}}}))
-        .outputs[0];
-  };
-  TensorId b = op("B", {a});
-  TensorId c = op("C", {a});
-  TensorId d = op("D", {b, c});
-  TensorId e = op("E", {d});
-  TensorId f = op("F", {d});
-  TensorId gg = op("G", {e, f});
-  g.AddOutput(gg);
-  return g;
-}
-
 TEST(DominatorsTest, SortingHatFigure6PartitionsAtD) {
-  Graph g = MakeSortingHatFig6();
+  Graph g = testing::MakeSortingHatFig6();
   auto dom = Dominators(g);
   ASSERT_TRUE(dom.ok()) << dom.status().ToString();
   EXPECT_EQ(IdomName(g, *dom, "A"), "<virtual>");

@@ -100,8 +100,9 @@ TEST(EfficientMipTest, EveryFileLoadsWithItsCounts) {
       EXPECT_TRUE(found);
       for (TensorId t : g.node(src).outputs) {
         const auto& readers = g.tensor(t).consumers;
-        if (std::find(readers.begin(), readers.end(), dst) != readers.end())
+        if (std::find(readers.begin(), readers.end(), dst) != readers.end()) {
           EXPECT_EQ(g.tensor(t).Bytes(), edge.size_bytes);
+        }
       }
       // Cost = size x 1000 / 2^31 ms (a 2 GiB/s link) in every file but the throughput layer
       // graphs, whose costs follow no such rule (PROVENANCE.md says "every edge"; it is not so).

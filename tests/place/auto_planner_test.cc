@@ -35,16 +35,18 @@ TEST(AutoPlanner, NoSlowerThanAnyFastPlannerAndNamesTheWinner) {
     }
   }
   // Unless an exact planner did better still, the winner is the fastest of the fast ones.
-  if (best->sim.makespan_s >= fastest * (1 - 1e-12))
+  if (best->sim.makespan_s >= fastest * (1 - 1e-12)) {
     EXPECT_NE(best->result.detail.find(": " + winner + " ("), std::string::npos)
         << best->result.detail;
+  }
   // Deterministic: the same input gives the same plan (unless a time-limited exact planner won,
   // whose incumbent may differ run to run).
   auto again = RunPlanner("auto", r);
   ASSERT_TRUE(again.ok());
-  if (again->result.detail == best->result.detail)
+  if (again->result.detail == best->result.detail) {
     EXPECT_EQ(again->result.plan.OpDevices(g.num_nodes()),
               best->result.plan.OpDevices(g.num_nodes()));
+  }
 }
 
 TEST(AutoPlanner, FailsWithEveryPlannersReasonWhenNothingFits) {

@@ -73,7 +73,9 @@ TEST(ChrionOrder, IsTopologicalAndMergesWhenTheCopyOutweighsTheWork) {
   int merged = 0;
   for (NodeId v : g.Ops()) {
     for (NodeId p : g.predecessors(v))
-      if (g.node(p).is_op()) EXPECT_LT(pos[p.index()], pos[v.index()]);
+      if (g.node(p).is_op()) {
+        EXPECT_LT(pos[p.index()], pos[v.index()]);
+      }
     const NodeId parent = order->merged_into[v.index()];
     if (!parent.valid()) continue;
     ++merged;

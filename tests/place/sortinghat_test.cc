@@ -25,24 +25,6 @@ namespace {
 using graph::DType;
 using graph::Graph;
 
-// SortingHat Fig. 6(a): input A -> {B, C} -> D -> {E, F} -> G (output).
-Graph MakeFig6() {
-  Graph g("fig6");
-  TensorId a = g.node(g.AddInput("A", DType::kF32, {4})).outputs[0];
-  auto op = [&](const std::string& name, std::vector<TensorId> ins) {
-    return g
-        .node(g.AddOpWithOutputs("Relu", name, std::move(ins), {{name + ".y", DType::kF32, {4}}}))
-        .outputs[0];
-  };
-  TensorId b = op("B", {a});
-  TensorId c = op("C", {a});
-  TensorId d = op("D", {b, c});
-  TensorId e = op("E", {d});
-  TensorId f = op("F", {d});
-  g.AddOutput(op("G", {e, f}));
-  return g;
-}
-
 std::vector<std::string> Names(const Graph& g, const std::vector<NodeId>& ids) {
   std::vector<std::string> out;
   for (NodeId id : ids) out.push_back(g.node(id).name);
@@ -73,7 +55,7 @@ void ExpectSoundPartition(const Graph& g, const SortingHatPartition& p, const st
 }
 
 TEST(SortingHatPartitionTest, Figure6CutsAtD) {
-  Graph g = MakeFig6();
+  Graph g = testing::MakeSortingHatFig6();
   auto p = PartitionByDominators(g, 1);
   ASSERT_TRUE(p.ok()) << p.status().ToString();
   ASSERT_EQ(p->submodels.size(), 2u);

@@ -358,8 +358,9 @@ TEST_P(RandomPlanTest, PropertiesHold) {
           if (kind == graph::NodeKind::kInput) continue;
           if (kind == graph::NodeKind::kOp) {
             EXPECT_GE(rec.start, r.ops[prod.index()].finish) << f->graph.node(op).name;
-            if (dev[prod.index()] != rec.device)
+            if (dev[prod.index()] != rec.device) {
               EXPECT_GE(rec.start, (arrival.at({t.value(), rec.device.value()})));
+            }
             continue;
           }
           // A weight: loaded or forwarded before the op starts, unless read by DHA.

@@ -1,5 +1,6 @@
 #include "testing/cli_runner.h"
 
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -40,6 +41,17 @@ CliResult RunCli(const std::string& args) {
   std::remove(err.c_str());
   rmdir(dir.c_str());
   return r;
+}
+
+nlohmann::json ParseJsonOrFail(const std::string& text) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  EXPECT_FALSE(j.is_discarded()) << "not JSON: " << text.substr(0, 400);
+  return j;
+}
+
+void WriteTextFile(const std::string& path, const std::string& text) {
+  std::ofstream out(path);
+  out << text;
 }
 
 }  // namespace hx::testing

@@ -1,5 +1,6 @@
 #pragma once
 // Runs the real `hexplan` binary for end-to-end tests.
+#include <nlohmann/json.hpp>
 #include <string>
 
 namespace hx::testing {
@@ -15,5 +16,12 @@ CliResult RunCli(const std::string& args);
 
 // A fresh empty directory under /tmp for a test's files.
 std::string MakeTempDir();
+
+// Parses `text` as JSON; a gtest failure (showing the start of the text) and a discarded value
+// when it is not JSON.
+nlohmann::json ParseJsonOrFail(const std::string& text);
+
+// Writes `text` to `path` (test fixtures).
+void WriteTextFile(const std::string& path, const std::string& text);
 
 }  // namespace hx::testing

@@ -96,4 +96,22 @@ graph::Graph MakeRandomDag(int n, uint64_t seed, int64_t width) {
   return g;
 }
 
+graph::Graph MakeSortingHatFig6() {
+  graph::Graph g("fig6");
+  TensorId a = g.node(g.AddInput("A", graph::DType::kF32, {4})).outputs[0];
+  auto op = [&](const std::string& name, std::vector<TensorId> ins) {
+    return g
+        .node(g.AddOpWithOutputs("Relu", name, std::move(ins),
+                                 {{name + ".y", graph::DType::kF32, {4}}}))
+        .outputs[0];
+  };
+  TensorId b = op("B", {a});
+  TensorId c = op("C", {a});
+  TensorId d = op("D", {b, c});
+  TensorId e = op("E", {d});
+  TensorId f = op("F", {d});
+  g.AddOutput(op("G", {e, f}));
+  return g;
+}
+
 }  // namespace hx::testing

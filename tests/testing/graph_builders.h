@@ -18,5 +18,7 @@ graph::Graph MakeForkJoin(int branches, int depth, int64_t width = 64);
 // A random DAG of `n` ops (each reads 1..3 earlier tensors, Add/MatMul mix), deterministic per
 // seed.
 graph::Graph MakeRandomDag(int n, uint64_t seed, int64_t width = 32);
+// SortingHat's Fig. 6(a): input A -> {B, C} -> D -> {E, F} -> G (output), Relu ops on [4] floats.
+graph::Graph MakeSortingHatFig6();
 
 }  // namespace hx::testing
