@@ -41,17 +41,24 @@ std::vector<NodeId> ComputeIdoms(size_t n, const std::vector<NodeId>& order, Pre
 }
 
 // Nodes reachable from a graph input (themselves included); empty when there is no input node.
-std::vector<bool> ReachableFromInputs(const Graph& graph, const std::vector<NodeId>& order) {
+// Nodes reached from `sources` (all graph inputs when empty); empty when nothing is.
+std::vector<bool> ReachableFrom(const Graph& graph, const std::vector<NodeId>& order,
+                                const std::vector<NodeId>& sources) {
   std::vector<bool> reached(graph.num_nodes(), false);
+  for (NodeId s : sources) reached[s.index()] = true;
   bool any = false;
   for (NodeId v : order) {
-    if (graph.node(v).kind == NodeKind::kInput) reached[v.index()] = true;
+    if (sources.empty() && graph.node(v).kind == NodeKind::kInput) reached[v.index()] = true;
     if (!reached[v.index()]) continue;
     any = true;
     for (NodeId s : graph.successors(v)) reached[s.index()] = true;
   }
   if (!any) return {};
   return reached;
+}
+
+std::vector<bool> ReachableFromInputs(const Graph& graph, const std::vector<NodeId>& order) {
+  return ReachableFrom(graph, order, {});
 }
 
 }  // namespace
@@ -63,10 +70,10 @@ bool DominatorTree::Dominates(NodeId a, NodeId b) const {
   return false;
 }
 
-StatusOr<DominatorTree> Dominators(const Graph& graph, const DominatorOptions& options) {
-  HX_ASSIGN_OR_RETURN(std::vector<NodeId> order, TopologicalOrder(graph));
-  std::vector<bool> flow;  // empty: every edge counts
-  if (options.ignore_constant_edges) flow = ReachableFromInputs(graph, order);
+namespace {
+
+DominatorTree DominatorsWithFlow(const Graph& graph, const std::vector<NodeId>& order,
+                                 const std::vector<bool>& flow) {
   std::vector<NodeId> kept;
   DominatorTree tree;
   tree.idom = ComputeIdoms(graph.num_nodes(), order, [&](NodeId v) -> const std::vector<NodeId>& {
@@ -77,6 +84,45 @@ StatusOr<DominatorTree> Dominators(const Graph& graph, const DominatorOptions& o
     return kept;
   });
   return tree;
+}
+
+// The dominators of the virtual sink, in topological order.
+std::vector<NodeId> SinkChain(const Graph& graph, const std::vector<NodeId>& order,
+                              const DominatorTree& tree) {
+  std::vector<NodeId> sinks = graph.Outputs();
+  if (sinks.empty()) {
+    for (NodeId v : order)
+      if (graph.successors(v).empty()) sinks.push_back(v);
+  }
+  if (sinks.empty()) return {};
+  std::vector<int64_t> pos(graph.num_nodes(), 0);
+  for (size_t i = 0; i < order.size(); ++i) pos[order[i].index()] = static_cast<int64_t>(i);
+  NodeId meet = sinks.front();
+  for (NodeId s : sinks) meet = Intersect(meet, s, tree.idom, pos);
+  // With one sink, the virtual sink's immediate dominator is that sink; with several, their meet.
+  std::vector<NodeId> chain;
+  for (NodeId v = meet; v.valid(); v = tree.idom[v.index()]) chain.push_back(v);
+  std::reverse(chain.begin(), chain.end());
+  return chain;
+}
+
+}  // namespace
+
+StatusOr<DominatorTree> Dominators(const Graph& graph, const DominatorOptions& options) {
+  HX_ASSIGN_OR_RETURN(std::vector<NodeId> order, TopologicalOrder(graph));
+  if (!options.ignore_constant_edges) return DominatorsWithFlow(graph, order, {});
+  const std::vector<NodeId> inputs = graph.Inputs();
+  if (!options.main_input_only || inputs.size() < 2)
+    return DominatorsWithFlow(graph, order, ReachableFromInputs(graph, order));
+  // The main input: the one whose flow gives the most sink dominators (the first of equals).
+  DominatorTree best;
+  size_t best_points = 0;
+  for (NodeId input : inputs) {
+    DominatorTree tree = DominatorsWithFlow(graph, order, ReachableFrom(graph, order, {input}));
+    const size_t points = SinkChain(graph, order, tree).size();
+    if (best.idom.empty() || points > best_points) best = std::move(tree), best_points = points;
+  }
+  return best;
 }
 
 StatusOr<DominatorTree> PostDominators(const Graph& graph) {
@@ -92,21 +138,7 @@ StatusOr<DominatorTree> PostDominators(const Graph& graph) {
 StatusOr<std::vector<NodeId>> SinkDominators(const Graph& graph, const DominatorOptions& options) {
   HX_ASSIGN_OR_RETURN(DominatorTree tree, Dominators(graph, options));
   HX_ASSIGN_OR_RETURN(std::vector<NodeId> order, TopologicalOrder(graph));
-  std::vector<NodeId> sinks = graph.Outputs();
-  if (sinks.empty()) {
-    for (NodeId v : order)
-      if (graph.successors(v).empty()) sinks.push_back(v);
-  }
-  if (sinks.empty()) return std::vector<NodeId>{};
-  std::vector<int64_t> pos(graph.num_nodes(), 0);
-  for (size_t i = 0; i < order.size(); ++i) pos[order[i].index()] = static_cast<int64_t>(i);
-  NodeId meet = sinks.front();
-  for (NodeId s : sinks) meet = Intersect(meet, s, tree.idom, pos);
-  // With one sink, the virtual sink's immediate dominator is that sink; with several, their meet.
-  std::vector<NodeId> chain;
-  for (NodeId v = meet; v.valid(); v = tree.idom[v.index()]) chain.push_back(v);
-  std::reverse(chain.begin(), chain.end());
-  return chain;
+  return SinkChain(graph, order, tree);
 }
 
 }  // namespace hx::graph

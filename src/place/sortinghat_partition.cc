@@ -13,8 +13,10 @@ StatusOr<SortingHatPartition> PartitionByDominators(const graph::Graph& graph,
   if (dominators_per_submodel < 1)
     return InvalidArgument("--ndom: must be >= 1, got " + std::to_string(dominators_per_submodel));
   HX_ASSIGN_OR_RETURN(std::vector<NodeId> order, graph::TopologicalOrder(graph));
-  HX_ASSIGN_OR_RETURN(graph::DominatorTree tree, graph::Dominators(graph));
-  HX_ASSIGN_OR_RETURN(std::vector<NodeId> doms, graph::SinkDominators(graph));
+  graph::DominatorOptions options;
+  options.main_input_only = true;  // position ids and masks sit beside the flow, like weights
+  HX_ASSIGN_OR_RETURN(graph::DominatorTree tree, graph::Dominators(graph, options));
+  HX_ASSIGN_OR_RETURN(std::vector<NodeId> doms, graph::SinkDominators(graph, options));
   const size_t n = graph.num_nodes();
   std::vector<char> is_dom(n, 0);
   for (NodeId d : doms) is_dom[d.index()] = 1;

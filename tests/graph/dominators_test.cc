@@ -126,6 +126,32 @@ TEST(DominatorsTest, SeveralInputsAndOutputs) {
   EXPECT_EQ(Names(g, *parts), (std::vector<std::string>{"r"}));
 }
 
+TEST(DominatorsTest, SideInputTableBesideTheFlowWithMainInputOnly) {
+  // x -> l1 -> l2 -> l3 (output); a side input pos -> table, read by every layer (rotary tables
+  // of LLaMA). Counting every input, the table is a way around each layer: only l3 dominates the
+  // sink. With main_input_only the table sits beside the flow and every layer is a boundary.
+  Graph g("side");
+  TensorId x = g.node(g.AddInput("x", DType::kF32, {4})).outputs[0];
+  TensorId pos = g.node(g.AddInput("pos", DType::kF32, {4})).outputs[0];
+  auto op = [&](const std::string& name, std::vector<TensorId> ins) {
+    return g
+        .node(g.AddOpWithOutputs("Add", name, std::move(ins), {{name + ".y", DType::kF32, {4}}}))
+        .outputs[0];
+  };
+  TensorId table = op("table", {pos});
+  TensorId l1 = op("l1", {x, table});
+  TensorId l2 = op("l2", {l1, table});
+  g.AddOutput(op("l3", {l2, table}));
+  auto all = SinkDominators(g);
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(Names(g, *all), (std::vector<std::string>{"l3", "l3.y"}));
+  DominatorOptions options;
+  options.main_input_only = true;
+  auto main = SinkDominators(g, options);
+  ASSERT_TRUE(main.ok());
+  EXPECT_EQ(Names(g, *main), (std::vector<std::string>{"x", "l1", "l2", "l3", "l3.y"}));
+}
+
 TEST(DominatorsTest, CyclicGraphIsAnError) {
   Graph g("cyclic");
   TensorId a = g.AddTensor("a", DType::kF32, {4});

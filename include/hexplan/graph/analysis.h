@@ -43,6 +43,12 @@ struct DominatorOptions {
   // reaches is left out, so a MatMul reading the activations and a weight is dominated through its
   // activation input. Graphs without input nodes (EfficientMIP, PipeDream) keep every edge.
   bool ignore_constant_edges = true;
+  // With ignore_constant_edges and several graph inputs: one input is the data flow's entry, the
+  // one whose flow gives the output the most dominators; what only the other inputs reach
+  // (position ids, masks, the rotary cos/sin tables made from them) sits beside the flow like a
+  // weight. Counting every input, a table that every layer reads is a way around every layer
+  // boundary and nothing dominates the output.
+  bool main_input_only = false;
 };
 StatusOr<DominatorTree> Dominators(const Graph& graph, const DominatorOptions& options = {});
 // Post-dominators: the same on the reversed graph (every edge kept), with the sinks joined by a
