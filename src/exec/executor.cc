@@ -9,6 +9,8 @@
 #include <set>
 #include <thread>
 
+#include "hexplan/exec/values.h"
+
 namespace hx::exec {
 
 using Clock = std::chrono::steady_clock;
@@ -456,19 +458,7 @@ Status Executor::RunCopyStream(RunState& s, uint32_t stream) {
 }
 
 StatusOr<ExecResult> Executor::Run(const std::map<std::string, HostTensor>& inputs) {
-  for (NodeId id : graph_->Inputs()) {
-    const graph::Node& node = graph_->node(id);
-    const graph::Tensor& t = graph_->tensor(node.outputs.at(0));
-    auto it = inputs.find(node.name);
-    if (it == inputs.end())
-      return InvalidArgument("graph input '" + node.name + "' (" + graph::DTypeName(t.dtype) + " " +
-                             graph::ShapeToString(t.shape) + ") has no value");
-    if (it->second.dtype != t.dtype || it->second.shape != t.shape)
-      return InvalidArgument("graph input '" + node.name + "': expected " +
-                             graph::DTypeName(t.dtype) + " " + graph::ShapeToString(t.shape) +
-                             ", got " + graph::DTypeName(it->second.dtype) + " " +
-                             graph::ShapeToString(it->second.shape));
-  }
+  HX_RETURN_IF_ERROR(CheckGraphInputsGiven(*graph_, inputs));
   const size_t D = cluster_->num_devices();
   RunState s;
   s.num_devices = D;

@@ -178,7 +178,7 @@ std::map<std::string, HostTensor> RandomInputs(const Graph& graph, uint64_t seed
   return inputs;
 }
 
-Status CheckInputs(const Graph& graph, const std::map<std::string, HostTensor>& inputs) {
+Status CheckGraphInputsGiven(const Graph& graph, const std::map<std::string, HostTensor>& inputs) {
   for (NodeId id : graph.Inputs()) {
     const graph::Node& node = graph.node(id);
     const graph::Tensor& t = graph.tensor(node.outputs.at(0));
@@ -192,6 +192,11 @@ Status CheckInputs(const Graph& graph, const std::map<std::string, HostTensor>& 
                              ", got " + graph::DTypeName(it->second.dtype) + " " +
                              graph::ShapeToString(it->second.shape));
   }
+  return Status::Ok();
+}
+
+Status CheckInputs(const Graph& graph, const std::map<std::string, HostTensor>& inputs) {
+  HX_RETURN_IF_ERROR(CheckGraphInputsGiven(graph, inputs));
   for (const auto& [name, value] : inputs) {
     auto node = graph.FindNode(name);
     if (!node || graph.node(*node).kind != NodeKind::kInput)

@@ -24,20 +24,12 @@
 #include "hexplan/plan/task_graph.h"
 #include "hexplan/plan/validator.h"
 #include "place/builtin_planners.h"
+#include "place/format_bytes.h"
 
 namespace hx::place {
 namespace {
 
 constexpr double kRelayMemoryShare = 0.95;  // of a relay's capacity its forwarded weights may use
-
-std::string Bytes(int64_t bytes) {
-  char buf[32];
-  if (bytes < 1000000)
-    std::snprintf(buf, sizeof buf, "%lld B", static_cast<long long>(bytes));
-  else
-    std::snprintf(buf, sizeof buf, "%.2f GB", static_cast<double>(bytes) / 1e9);
-  return buf;
-}
 
 bool IsGpuLike(hw::DeviceKind k) { return k == hw::DeviceKind::kGpu || k == hw::DeviceKind::kMig; }
 
@@ -304,12 +296,13 @@ class DeepPlanPlanner final : public Planner {
       std::string why;
       for (const plan::DeviceMemoryBound& m : bounds)
         if (m.capacity_bytes > 0 && m.total() > m.capacity_bytes)
-          why += (why.empty() ? "" : "; ") + cluster.device(m.device).name + " needs " +
-                 Bytes(m.total()) + " (weights " + Bytes(m.weight_bytes) + ", activations " +
-                 Bytes(m.peak_activation_bytes) +
-                 (m.stated_bytes > 0 ? ", stated op footprints " + Bytes(m.stated_bytes) : "") +
-                 ") but has " + Bytes(m.capacity_bytes) + ": short by " +
-                 Bytes(m.total() - m.capacity_bytes);
+          why +=
+              (why.empty() ? "" : "; ") + cluster.device(m.device).name + " needs " +
+              FormatBytes(m.total()) + " (weights " + FormatBytes(m.weight_bytes) +
+              ", activations " + FormatBytes(m.peak_activation_bytes) +
+              (m.stated_bytes > 0 ? ", stated op footprints " + FormatBytes(m.stated_bytes) : "") +
+              ") but has " + FormatBytes(m.capacity_bytes) + ": short by " +
+              FormatBytes(m.total() - m.capacity_bytes);
       if (!why.empty()) {
         shortfalls += "\n  on " + cluster.device(d).name + ": " + why;
         continue;

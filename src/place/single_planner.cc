@@ -10,19 +10,10 @@
 #include "hexplan/plan/plan_builder.h"
 #include "hexplan/plan/validator.h"
 #include "place/builtin_planners.h"
+#include "place/format_bytes.h"
 
 namespace hx::place {
 namespace {
-
-// "1.23 GB", or plain bytes below a megabyte (workloads state small abstract units).
-std::string Gb(int64_t bytes) {
-  char buf[32];
-  if (bytes < 1000000)
-    std::snprintf(buf, sizeof buf, "%lld B", static_cast<long long>(bytes));
-  else
-    std::snprintf(buf, sizeof buf, "%.2f GB", static_cast<double>(bytes) / 1e9);
-  return buf;
-}
 
 class SinglePlanner final : public Planner {
  public:
@@ -71,11 +62,13 @@ class SinglePlanner final : public Planner {
       const auto bounds = plan::PlanMemoryBound(p, *request.cost);
       const plan::DeviceMemoryBound& m = bounds[d.index()];
       if (m.capacity_bytes > 0 && m.total() > m.capacity_bytes) {
-        shortfalls +=
-            "\n  " + dname + " needs " + Gb(m.total()) + " (weights " + Gb(m.weight_bytes) +
-            ", activations " + Gb(m.peak_activation_bytes) +
-            (m.stated_bytes > 0 ? ", stated op footprints " + Gb(m.stated_bytes) : std::string()) +
-            ") but has " + Gb(m.capacity_bytes) + ": short by " + Gb(m.total() - m.capacity_bytes);
+        shortfalls += "\n  " + dname + " needs " + FormatBytes(m.total()) + " (weights " +
+                      FormatBytes(m.weight_bytes) + ", activations " +
+                      FormatBytes(m.peak_activation_bytes) +
+                      (m.stated_bytes > 0 ? ", stated op footprints " + FormatBytes(m.stated_bytes)
+                                          : std::string()) +
+                      ") but has " + FormatBytes(m.capacity_bytes) + ": short by " +
+                      FormatBytes(m.total() - m.capacity_bytes);
         continue;
       }
       PlanResult r;

@@ -27,6 +27,9 @@ StatusOr<std::vector<HostTensor>> MaterializeWeights(const graph::Graph& graph, 
 std::map<std::string, HostTensor> RandomInputs(const graph::Graph& graph, uint64_t seed);
 
 // Checks that `inputs` gives every graph input with its dtype and shape (names the input).
+// Every graph input has a value of its dtype and shape (extra names are not checked).
+Status CheckGraphInputsGiven(const graph::Graph& graph,
+                             const std::map<std::string, HostTensor>& inputs);
 Status CheckInputs(const graph::Graph& graph, const std::map<std::string, HostTensor>& inputs);
 
 // Runs the graph on the calling thread with the CPU kernels; returns the graph outputs in
