@@ -82,6 +82,21 @@ Status CpuBackend::BindThread(int device) {
   return Status::Ok();
 }
 
+Status CpuBackend::BindCopyThread(const std::vector<int>& destinations) {
+  if (!options_.pin_threads || destinations.empty()) return Status::Ok();
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int device : destinations) {
+    HX_RETURN_IF_ERROR(CheckDevice(device));
+    const Device& d = *devices_[static_cast<size_t>(device)];
+    if (d.cores.empty()) return Status::Ok();  // a device not pinned: leave the thread free
+    for (int core : d.cores) CPU_SET(core, &set);
+  }
+  if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set) != 0)
+    return Internal("cpu backend: cannot pin a copy thread to its destinations' cores");
+  return Status::Ok();
+}
+
 namespace {
 // Smaller buffers come from malloc's per-thread caches faster than from a locked map; larger ones
 // are where malloc maps and unmaps pages (and the kernel zero-fills them on first touch).

@@ -402,6 +402,12 @@ Status Executor::RunTransferChunk(RunState& s, uint32_t task, int64_t offset, in
 
 Status Executor::RunCopyStream(RunState& s, uint32_t stream) {
   const plan::Stream& st = tasks_.streams[stream];
+  {
+    std::set<int> destinations;
+    for (uint32_t task : st.tasks) destinations.insert(transfer_dst_[tasks_.tasks[task].transfer]);
+    HX_RETURN_IF_ERROR(
+        backend_->BindCopyThread(std::vector<int>(destinations.begin(), destinations.end())));
+  }
   if (!s.WaitGo(stream)) return Status::Ok();
   if (options_.copy_order == CopyOrder::kPlan) {
     for (uint32_t task : st.tasks) {

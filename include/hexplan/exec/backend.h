@@ -33,6 +33,13 @@ class DeviceBackend {
   virtual int num_devices() const = 0;
   // Called once by the thread that drives `device` (the CPU backend pins it to the device's cores).
   virtual Status BindThread(int device) = 0;
+  // Called once by a copy thread with the devices its transfers go to. A backend whose copies
+  // use the devices' own processors (the CPU backend's memcpy) keeps the thread on those
+  // devices' cores, where the consumer is waiting for the data; a DMA backend ignores it.
+  virtual Status BindCopyThread(const std::vector<int>& destinations) {
+    (void)destinations;
+    return Status::Ok();
+  }
 
   // Device memory. Allocation beyond the device's capacity is ResourceExhausted naming the device.
   virtual StatusOr<DeviceBuffer> Allocate(int device, int64_t bytes) = 0;

@@ -17,7 +17,8 @@
 namespace hx::exec {
 
 struct CpuBackendOptions {
-  bool pin_threads = true;  // pin device threads to the cores their device names
+  bool pin_threads = true;  // pin device threads to the cores their device names, copy threads
+                            // to the cores of the devices they copy to
   bool naive_kernels = false;
   bool empty_kernels = false;  // launch does nothing (dispatch-overhead measurements)
   // Keep freed buffers for reuse by an allocation of the same size (a caching allocator, as GPU
@@ -39,6 +40,7 @@ class CpuBackend final : public DeviceBackend {
   std::string name() const override { return "cpu"; }
   int num_devices() const override { return static_cast<int>(devices_.size()); }
   Status BindThread(int device) override;
+  Status BindCopyThread(const std::vector<int>& destinations) override;
   StatusOr<DeviceBuffer> Allocate(int device, int64_t bytes) override;
   void Free(int device, DeviceBuffer buffer) override;
   int64_t MemoryInUse(int device) const override;
