@@ -137,6 +137,53 @@ void StampPlan(Plan& plan, const graph::Graph& graph, const hw::Cluster& cluster
   plan.cluster.hash = ClusterFingerprint(cluster);
 }
 
+namespace {
+
+// Drops the weight loads and forwards no placement needs any more (resident or DHA weights) and
+// renumbers the queues.
+void DropUnneededWeightTransfers(Plan& plan, const graph::Graph& graph,
+                                 const hw::Cluster& cluster) {
+  auto valid_device = [&](DeviceId d) { return d.valid() && d.index() < cluster.num_devices(); };
+  auto weight_tensor = [&](NodeId w) {
+    return (w.valid() && w.index() < graph.num_nodes() && !graph.node(w).outputs.empty())
+               ? graph.node(w).outputs[0]
+               : TensorId();
+  };
+  std::set<std::pair<uint32_t, uint32_t>> need_load, need_forward;  // (tensor, dst place)
+  for (const WeightPlacement& wp : plan.weights) {
+    const TensorId t = weight_tensor(wp.weight);
+    if (wp.mode == WeightMode::kDha || wp.resident || !t.valid() || !valid_device(wp.device))
+      continue;
+    if (wp.mode == WeightMode::kLoad)
+      need_load.insert({t.value(), cluster.PlaceOf(wp.device).value()});
+    if (wp.mode == WeightMode::kRelay && valid_device(wp.relay)) {
+      need_load.insert({t.value(), cluster.PlaceOf(wp.relay).value()});
+      need_forward.insert({t.value(), cluster.PlaceOf(wp.device).value()});
+    }
+  }
+  std::vector<size_t> new_index(plan.transfers.size(), ~size_t{0});
+  std::vector<Transfer> kept;
+  for (size_t i = 0; i < plan.transfers.size(); ++i) {
+    const Transfer& t = plan.transfers[i];
+    const auto key = std::make_pair(t.tensor.value(), t.dst.value());
+    const bool keep = t.kind == TransferKind::kActivation ||
+                      (t.kind == TransferKind::kWeightLoad && need_load.count(key)) ||
+                      (t.kind == TransferKind::kWeightForward && need_forward.count(key));
+    if (!keep) continue;
+    new_index[i] = kept.size();
+    kept.push_back(t);
+  }
+  plan.transfers = std::move(kept);
+  for (CopyQueue& q : plan.queues) {
+    std::vector<size_t> ts;
+    for (size_t t : q.transfers)
+      if (t < new_index.size() && new_index[t] != ~size_t{0}) ts.push_back(new_index[t]);
+    q.transfers = std::move(ts);
+  }
+}
+
+}  // namespace
+
 Status ApplyWarmStart(Plan& plan, const graph::Graph& graph, const hw::Cluster& cluster,
                       double fraction) {
   if (!(fraction >= 0.0 && fraction <= 1.0))
@@ -185,39 +232,19 @@ Status ApplyWarmStart(Plan& plan, const graph::Graph& graph, const hw::Cluster& 
     done += bytes[p];
   }
 
-  // Drop the loads and forwards no placement needs any more.
-  std::set<std::pair<uint32_t, uint32_t>> need_load, need_forward;  // (tensor, dst place)
-  for (const WeightPlacement& wp : plan.weights) {
-    const TensorId t = weight_tensor(wp.weight);
-    if (wp.mode == WeightMode::kDha || wp.resident || !t.valid() || !valid_device(wp.device))
-      continue;
-    if (wp.mode == WeightMode::kLoad)
-      need_load.insert({t.value(), cluster.PlaceOf(wp.device).value()});
-    if (wp.mode == WeightMode::kRelay && valid_device(wp.relay)) {
-      need_load.insert({t.value(), cluster.PlaceOf(wp.relay).value()});
-      need_forward.insert({t.value(), cluster.PlaceOf(wp.device).value()});
-    }
-  }
-  std::vector<size_t> new_index(plan.transfers.size(), ~size_t{0});
-  std::vector<Transfer> kept;
-  for (size_t i = 0; i < plan.transfers.size(); ++i) {
-    const Transfer& t = plan.transfers[i];
-    const auto key = std::make_pair(t.tensor.value(), t.dst.value());
-    const bool keep = t.kind == TransferKind::kActivation ||
-                      (t.kind == TransferKind::kWeightLoad && need_load.count(key)) ||
-                      (t.kind == TransferKind::kWeightForward && need_forward.count(key));
-    if (!keep) continue;
-    new_index[i] = kept.size();
-    kept.push_back(t);
-  }
-  plan.transfers = std::move(kept);
-  for (CopyQueue& q : plan.queues) {
-    std::vector<size_t> ts;
-    for (size_t t : q.transfers)
-      if (t < new_index.size() && new_index[t] != ~size_t{0}) ts.push_back(new_index[t]);
-    q.transfers = std::move(ts);
-  }
+  DropUnneededWeightTransfers(plan, graph, cluster);
   return Status::Ok();
+}
+
+void ReadCpuWeightsInPlace(Plan& plan, const graph::Graph& graph, const hw::Cluster& cluster) {
+  for (WeightPlacement& wp : plan.weights) {
+    if (wp.mode != WeightMode::kLoad || wp.resident || !wp.device.valid() ||
+        wp.device.index() >= cluster.num_devices() ||
+        cluster.device(wp.device).kind != hw::DeviceKind::kCpu)
+      continue;
+    wp.mode = WeightMode::kDha;
+  }
+  DropUnneededWeightTransfers(plan, graph, cluster);
 }
 
 }  // namespace hx::plan

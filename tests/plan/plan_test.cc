@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "hexplan/hw/presets.h"
 #include "hexplan/plan/plan_builder.h"
 #include "hexplan/plan/plan_json.h"
 #include "hexplan/plan/task_graph.h"
@@ -216,6 +217,38 @@ TEST(WarmStartTest, ResidentWeightsDropTheirLoads) {
   EXPECT_TRUE(all.transfers.empty());
   EXPECT_THAT(ValidatePlan(all, *f->cost), ::testing::IsEmpty());
   EXPECT_FALSE(ApplyWarmStart(all, f->graph, f->cluster, 1.5).ok());
+}
+
+TEST(ReadCpuWeightsInPlaceTest, CpuLoadsBecomeDhaAndGpuLoadsStay) {
+  // Chrion's server: a CPU and a GPU. Ops alternate between them, so both load weights.
+  auto cluster = hw::LoadCluster("chrion-1080ti");
+  ASSERT_TRUE(cluster.ok()) << cluster.status().ToString();
+  auto f = CostFixture::Make(testing::MakeChain(6), *cluster, 1e-3);
+  DeviceId cpu, gpu;
+  for (DeviceId d : f->cluster.DeviceIds())
+    (f->cluster.device(d).kind == hw::DeviceKind::kCpu ? cpu : gpu) = d;
+  ASSERT_TRUE(cpu.valid() && gpu.valid());
+  Plan p = SplitPlan(f->graph, f->cluster,
+                     [&](size_t i) { return static_cast<int>((i % 2 ? cpu : gpu).value()); });
+  auto loads_into = [&](const Plan& plan, DeviceId d) {
+    size_t n = 0;
+    for (const Transfer& t : plan.transfers)
+      n += t.kind == TransferKind::kWeightLoad && t.dst == f->cluster.PlaceOf(d);
+    return n;
+  };
+  ASSERT_EQ(loads_into(p, cpu), 3u);
+  ASSERT_EQ(loads_into(p, gpu), 3u);
+  Plan q = p;
+  ReadCpuWeightsInPlace(q, f->graph, f->cluster);
+  EXPECT_EQ(loads_into(q, cpu), 0u);
+  EXPECT_EQ(loads_into(q, gpu), 3u);
+  for (const WeightPlacement& wp : q.weights)
+    EXPECT_EQ(wp.mode, wp.device == cpu ? WeightMode::kDha : WeightMode::kLoad);
+  // Activations between the devices are untouched; every queue index still points at a transfer.
+  EXPECT_EQ(q.transfers.size(), p.transfers.size() - 3);
+  for (const CopyQueue& queue : q.queues)
+    for (size_t t : queue.transfers) EXPECT_LT(t, q.transfers.size());
+  EXPECT_THAT(ValidatePlan(q, *f->cost), ::testing::IsEmpty());
 }
 
 TEST(FingerprintTest, ChangesWithTheGraphAndCluster) {

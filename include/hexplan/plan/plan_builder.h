@@ -40,4 +40,10 @@ void StampPlan(Plan& plan, const graph::Graph& graph, const hw::Cluster& cluster
 Status ApplyWarmStart(Plan& plan, const graph::Graph& graph, const hw::Cluster& cluster,
                       double fraction);
 
+// CPU devices read host memory where it is: every weight a CPU device loads (not resident) is
+// read in place instead (DHA), and its load is dropped. A "load" into a CPU core group is a
+// memcpy within the same DRAM that takes a core away from compute; the runtime on CPUs should not
+// pay it (docs/runtime.md, fidelity).
+void ReadCpuWeightsInPlace(Plan& plan, const graph::Graph& graph, const hw::Cluster& cluster);
+
 }  // namespace hx::plan
