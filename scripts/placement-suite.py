@@ -7,6 +7,7 @@ Runs `hexplan compare ... --json` on each case of the selected groups and writes
   scripts/placement-suite.py                      # everything -> docs/results.md, docs/img/results-*.svg
   scripts/placement-suite.py --groups chrion,workloads --time-limit 10
   scripts/placement-suite.py --smoke --out /tmp/suite/results.md   # one small case per group (CI)
+  scripts/placement-suite.py --groups sortinghat --merge   # rerun one group, keep the others' sections
 
 Groups (see docs/results.md for what each reproduces):
   sortinghat  SortingHat's 4 models x 4 input shapes x 3 servers (its Fig. 9)
@@ -287,6 +288,76 @@ def group_report(key, title, results, img_dir, img_rel):
     return lines
 
 
+# SortingHat's Fig. 9 on real hardware (its §5.2): average and maximum speedup over one GPU.
+SORTINGHAT_PAPER = {"sortinghat": (2.28, 2.96), "deepplan": (1.93, 2.14), "efficientmip": (1.16, 1.62)}
+
+
+def sortinghat_discussion(results):
+    """Our averages against the paper's, the per-case SortingHat checks, and why magnitudes differ."""
+    speed = {a: [] for a in SORTINGHAT_PAPER}
+    ahead = {"deepplan": [0, 0], "efficientmip": [0, 0]}  # [SortingHat at least as fast, cases]
+    for r in results:
+        if "error" in r:
+            continue
+        by_algo = {x["algo"]: latency_of(x) for x in r["doc"]["results"]}
+        single = r["doc"].get("single_latency_ms")
+        for a in SORTINGHAT_PAPER:
+            if single and by_algo.get(a):
+                speed[a].append(single / by_algo[a])
+        sh = by_algo.get("sortinghat")
+        for other in ahead:
+            if sh and by_algo.get(other):
+                ahead[other][1] += 1
+                ahead[other][0] += sh <= by_algo[other] * (1 + 1e-9)
+    if not speed["sortinghat"]:
+        return []
+    lines = ["### Against the paper", "",
+             "| planner | cases | our average speedup | our maximum | paper's average | paper's maximum |",
+             "|---|---|---|---|---|---|"]
+    for a, (avg, mx) in SORTINGHAT_PAPER.items():
+        v = speed[a]
+        if v:
+            lines.append(f"| {a} | {len(v)} | {sum(v) / len(v):.2f}x | {max(v):.2f}x | {avg:.2f}x | "
+                         f"{mx:.2f}x |")
+    lines.append("")
+    lines.append("SortingHat at least as fast as DeepPlan on "
+                 f"{ahead['deepplan'][0]} of {ahead['deepplan'][1]} cases, and as EfficientMIP on "
+                 f"{ahead['efficientmip'][0]} of {ahead['efficientmip'][1]} (the issue's requirement: "
+                 "all of them).")
+    lines += ["", "Where our magnitudes differ from the paper's, and why:", "",
+              "- **Fewer independent operators.** Our zoo graphs compute every head of a layer in one "
+              "batched MatMul, so a transformer layer is a chain with short side branches (Q/K/V, "
+              "LLaMA's gate and up projections). The paper's TVM graphs expose more parallel "
+              "kernels, which is what EfficientMIP's and SortingHat's model parallelism feeds on; "
+              "here almost all of SortingHat's gain is data-transfer parallelism (loading weights "
+              "over every PCIe bus at once, relays over NVLink, DHA), so compute-bound shapes "
+              "((1, 1024), (32, 64)) gain 1.0-1.55x, where the paper's OpenLLaMA graphs gain more "
+              "from model parallelism.",
+              "- **Load-bound shapes reach the bus count.** At (1, 32) a run is the weight load: the "
+              "best plan approaches the number of independent host links, 2x on sortinghat-v100 "
+              "(two buses shared by pairs of GPUs) and 3x on sortinghat-a6000 (a bus per GPU); "
+              "our maximum 2.90x is close to the paper's 2.96x.",
+              "- **DeepPlan on the A6000 stays at 1x.** Our DeepPlan relays only through an NVLink "
+              "neighbour of its execution GPU; on sortinghat-a6000 only gpu1-gpu2 are joined and it "
+              "runs on gpu0, so it degenerates to one GPU. The paper's DeepPlan gains there; its "
+              "implementation also uses PCIe peer copies, which our DeepPlan does not.",
+              "- **EfficientMIP below 1x.** As in the paper (\"similar or even worse than critical "
+              "path\"), each submodel is scheduled independently with transfers through host memory "
+              "at twice the PCIe speed. Under our simulator, which charges the real routes and "
+              "every weight load, those plans lose to one GPU; on sortinghat-v100-hetero, where the "
+              "paper did not run it, it also places work on the slow GPUs (down to 0.09x).",
+              "- **Critical path is a bound without transfers.** It is the longest compute path with "
+              "every weight already resident, so at (1, 32) it is far above any plan (8-48x). The "
+              "paper's critical path must include the path's transfers, since SortingHat beats it "
+              "there through transfer parallelism.",
+              "- **Simulated, not measured.** Every number is the same discrete-event simulator "
+              "under one roofline cost model; the paper's are wall-clock on hardware. The gap to "
+              "the bound column shows what each plan leaves: SortingHat's remaining gap at (1, 32) "
+              "is the load volume over the buses, which no schedule removes.",
+              ""]
+    return lines
+
+
 # Workloads whose optimum under their own model is known (proved by our MILP and by MOIRAI's authors).
 KNOWN_OPTIMA_MS = {"example-1.csv": 30.0}
 
@@ -330,6 +401,42 @@ def alpha_report(sweep, img_dir, img_rel):
     return lines
 
 
+def section_group(title):
+    """The group a top-level section of the report belongs to (None: the preamble or unknown)."""
+    for g, (t, _) in GROUPS.items():
+        if title == t:
+            return g
+    if title.startswith("Chrion: the alpha sweep"):
+        return "chrion"
+    return None
+
+
+def merge_report(old_text, new_sections):
+    """Replaces the sections of the groups in `new_sections` (group -> lines) inside `old_text`,
+    keeping every other group's sections and the old order; groups not there yet go at the end."""
+    blocks, current = [], []
+    for line in old_text.splitlines():
+        if line.startswith("## ") and current:
+            blocks.append(current)
+            current = []
+        current.append(line)
+    if current:
+        blocks.append(current)
+    out, placed = [], set()
+    for block in blocks:
+        g = section_group(block[0][3:]) if block[0].startswith("## ") else None
+        if g in new_sections:
+            if g not in placed:
+                out += new_sections[g]
+                placed.add(g)
+            continue
+        out += block
+    for g, lines in new_sections.items():
+        if g not in placed:
+            out += lines
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
 def write_atomic(path, text):
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path) or ".", prefix=".tmp-")
@@ -346,6 +453,8 @@ def main():
     ap.add_argument("--time-limit", type=float, default=30.0, help="per planner, seconds")
     ap.add_argument("--case-timeout", type=float, default=900.0, help="per case, seconds")
     ap.add_argument("--smoke", action="store_true", help="one small case per group")
+    ap.add_argument("--merge", action="store_true",
+                    help="replace only the selected groups' sections of an existing --out")
     args = ap.parse_args()
     if not os.access(args.hexplan, os.X_OK):
         sys.exit(f"placement-suite: {args.hexplan}: not an executable (build it, or pass --hexplan)")
@@ -363,9 +472,11 @@ def main():
              "docs/cost-model.md. Planning time limit per planner: "
              f"{args.time_limit:g} s.", ""]
     failures = 0
+    sections = {}
     for g in groups:
         title, make = GROUPS[g]
         results = []
+        start = len(lines)
         for case in make(args.smoke):
             r = run_case(args.hexplan, case, known, args.time_limit, args.case_timeout)
             status = "error: " + r["error"] if "error" in r else f"{r['wall_s']:.1f} s"
@@ -373,12 +484,19 @@ def main():
             failures += "error" in r
             results.append(r)
         lines += group_report(g, title, results, img_dir, "img")
+        if g == "sortinghat":
+            lines += sortinghat_discussion(results)
         if g == "workloads":
             lines += optimum_gap_report(results)
         if g == "chrion" and "chrion" in known:
             lines += alpha_report(run_alpha_sweep(args.hexplan, args.smoke, args.time_limit), img_dir,
                                   "img")
-    write_atomic(args.out, "\n".join(lines) + "\n")
+        sections[g] = lines[start:]
+    if args.merge and os.path.exists(args.out):
+        with open(args.out) as f:
+            write_atomic(args.out, merge_report(f.read(), sections))
+    else:
+        write_atomic(args.out, "\n".join(lines) + "\n")
     print(f"placement-suite: wrote {args.out} ({failures} case(s) failed)", file=sys.stderr)
     return 1 if args.smoke and failures else 0
 
