@@ -12,6 +12,9 @@ void AddPlannerOptions(CLI::App* app, place::PlannerOptions& o) {
   app->add_option("--coarsen", o.coarsen, "coarsen the graph first: none or fusion (GCOF)");
   app->add_option("--fusion-rules", o.fusion_rules_path,
                   "fusion rules file for --coarsen fusion (default: the built-in rules)");
+  app->add_flag("--cpu-weights-in-place", o.cpu_weights_in_place,
+                "CPU devices read weights from host memory (DHA) instead of loading a copy: for "
+                "plans run on CPU core groups (docs/runtime.md)");
   app->add_option("--alpha", o.alpha, "chrion: weight of GPU memory in EFT + alpha*memory")
       ->default_val(0.0);
   app->add_option("--gap", o.relative_gap, "exact planners: relative optimality gap to stop at")

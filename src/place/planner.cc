@@ -100,6 +100,8 @@ StatusOr<PlacementOutcome> RunPlanner(const std::string& name, const PlanRequest
   HX_ASSIGN_OR_RETURN(PlanResult result, request.options.coarsen == "fusion"
                                              ? PlanCoarsened(*planner, request)
                                              : planner->Plan(request));
+  if (request.options.cpu_weights_in_place)
+    plan::ReadCpuWeightsInPlace(result.plan, request.graph(), request.cluster());
   result.planning_time_s = watch.ElapsedSeconds();
   result.plan.algo = planner->Name();
   plan::StampPlan(result.plan, request.graph(), request.cluster(), request.model_spec,

@@ -58,6 +58,43 @@ TEST(RunCliTest, PlanOnTwoGroupsMatchesOneGroup) {
   EXPECT_GT(tj["traceEvents"].size(), 10u);
 }
 
+TEST(RunCliTest, CpuWeightsInPlaceDropTheLoadsAndGiveTheSameOutput) {
+  const std::string dir = testing::MakeTempDir();
+  const std::string two = "local-cpu:groups=2,cores=2";
+  for (const std::string name : {"copied", "in-place"}) {
+    auto placed = RunCli(std::string("place ") + kModel + " --cluster " + two + " --algo heft" +
+                         (name == "in-place" ? " --cpu-weights-in-place" : "") + " -o " + dir +
+                         "/" + name + ".json");
+    ASSERT_EQ(placed.exit_code, 0) << placed.err;
+    auto ran = RunCli(std::string("run ") + kModel + " --plan " + dir + "/" + name +
+                      ".json --random-input --seed 5 --output " + dir + "/" + name + ".npy");
+    ASSERT_EQ(ran.exit_code, 0) << ran.err;
+  }
+  auto plan_json = [&](const std::string& name) {
+    FILE* f = std::fopen((dir + "/" + name + ".json").c_str(), "r");
+    HX_CHECK(f != nullptr);
+    std::string text;
+    char buf[4096];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) text.append(buf, n);
+    std::fclose(f);
+    return nlohmann::json::parse(text);
+  };
+  auto count = [](const nlohmann::json& list, const char* key, const char* value) {
+    size_t k = 0;
+    for (const auto& e : list) k += e[key] == value;
+    return k;
+  };
+  const auto copied = plan_json("copied"), in_place = plan_json("in-place");
+  EXPECT_GT(count(copied["transfers"], "kind", "weight_load"), 0u);
+  EXPECT_EQ(count(in_place["transfers"], "kind", "weight_load"), 0u);
+  EXPECT_EQ(count(in_place["weights"], "mode", "dha"), in_place["weights"].size());
+  auto x = exec::ReadNpyFile(dir + "/copied.npy");
+  auto y = exec::ReadNpyFile(dir + "/in-place.npy");
+  ASSERT_TRUE(x.ok() && y.ok());
+  EXPECT_EQ(x->bytes, y->bytes);
+}
+
 TEST(RunCliTest, ProfileWritesAProfileTheCostModelReads) {
   const std::string dir = testing::MakeTempDir();
   // A small time budget keeps this fast under Debug+ASan; the profile is complete all the same.

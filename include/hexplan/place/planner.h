@@ -27,6 +27,10 @@ struct PlannerOptions {
   std::string coarsen;
   std::string fusion_rules_path;
 
+  // `--cpu-weights-in-place`: after any planner, CPU devices read their weights from host memory
+  // (plan::ReadCpuWeightsInPlace) instead of loading a copy; for plans run on CPU core groups.
+  bool cpu_weights_in_place = false;
+
   // Chrion (`--alpha`): weight of GPU memory against finish time in its greedy cost EFT +
   // alpha*mem.
   double alpha = 0.0;
