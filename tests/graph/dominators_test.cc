@@ -100,9 +100,7 @@ TEST(DominatorsTest, SeveralInputsAndOutputs) {
   TensorId x1 = g.node(g.AddInput("x1", DType::kF32, {4})).outputs[0];
   TensorId x2 = g.node(g.AddInput("x2", DType::kF32, {4})).outputs[0];
   auto op = [&](const std::string& name, std::vector<TensorId> ins) {
-    return g
-        .node(g.AddOpWithOutputs("Add", name, std::move(ins), {{name + ".y", DType::kF32, {4}}}))
-        .outputs[0];
+    return hx::testing::AddVectorOp(g, "Add", name, std::move(ins));
   };
   TensorId p = op("p", {x1});
   TensorId q = op("q", {x2});
@@ -134,9 +132,7 @@ TEST(DominatorsTest, SideInputTableBesideTheFlowWithMainInputOnly) {
   TensorId x = g.node(g.AddInput("x", DType::kF32, {4})).outputs[0];
   TensorId pos = g.node(g.AddInput("pos", DType::kF32, {4})).outputs[0];
   auto op = [&](const std::string& name, std::vector<TensorId> ins) {
-    return g
-        .node(g.AddOpWithOutputs("Add", name, std::move(ins), {{name + ".y", DType::kF32, {4}}}))
-        .outputs[0];
+    return hx::testing::AddVectorOp(g, "Add", name, std::move(ins));
   };
   TensorId table = op("table", {pos});
   TensorId l1 = op("l1", {x, table});

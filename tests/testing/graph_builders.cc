@@ -96,14 +96,19 @@ graph::Graph MakeRandomDag(int n, uint64_t seed, int64_t width) {
   return g;
 }
 
+TensorId AddVectorOp(graph::Graph& g, const std::string& type, const std::string& name,
+                     std::vector<TensorId> inputs) {
+  return g
+      .node(g.AddOpWithOutputs(type, name, std::move(inputs),
+                               {{name + ".y", graph::DType::kF32, {4}}}))
+      .outputs[0];
+}
+
 graph::Graph MakeSortingHatFig6() {
   graph::Graph g("fig6");
   TensorId a = g.node(g.AddInput("A", graph::DType::kF32, {4})).outputs[0];
   auto op = [&](const std::string& name, std::vector<TensorId> ins) {
-    return g
-        .node(g.AddOpWithOutputs("Relu", name, std::move(ins),
-                                 {{name + ".y", graph::DType::kF32, {4}}}))
-        .outputs[0];
+    return AddVectorOp(g, "Relu", name, std::move(ins));
   };
   TensorId b = op("B", {a});
   TensorId c = op("C", {a});

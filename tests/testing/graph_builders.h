@@ -20,5 +20,9 @@ graph::Graph MakeForkJoin(int branches, int depth, int64_t width = 64);
 graph::Graph MakeRandomDag(int n, uint64_t seed, int64_t width = 32);
 // SortingHat's Fig. 6(a): input A -> {B, C} -> D -> {E, F} -> G (output), Relu ops on [4] floats.
 graph::Graph MakeSortingHatFig6();
+// Adds an op of `type` named `name` reading `inputs`, with one [4]-float output "<name>.y"; returns
+// that output (small hand-drawn graphs for the graph analyses).
+TensorId AddVectorOp(graph::Graph& g, const std::string& type, const std::string& name,
+                     std::vector<TensorId> inputs);
 
 }  // namespace hx::testing
