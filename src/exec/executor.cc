@@ -216,6 +216,15 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(
     std::sort(w.begin(), w.end());
     w.erase(std::unique(w.begin(), w.end()), w.end());
   }
+  // The devices each copy stream copies to (its thread is bound near them, BindCopyThread).
+  e->stream_destinations_.assign(e->tasks_.streams.size(), {});
+  for (size_t k = 0; k < e->tasks_.streams.size(); ++k) {
+    std::set<int> destinations;
+    for (uint32_t task : e->tasks_.streams[k].tasks)
+      if (e->tasks_.tasks[task].kind == plan::Task::Kind::kTransfer)
+        destinations.insert(e->transfer_dst_[e->tasks_.tasks[task].transfer]);
+    e->stream_destinations_[k].assign(destinations.begin(), destinations.end());
+  }
   return e;
 }
 
@@ -402,12 +411,7 @@ Status Executor::RunTransferChunk(RunState& s, uint32_t task, int64_t offset, in
 
 Status Executor::RunCopyStream(RunState& s, uint32_t stream) {
   const plan::Stream& st = tasks_.streams[stream];
-  {
-    std::set<int> destinations;
-    for (uint32_t task : st.tasks) destinations.insert(transfer_dst_[tasks_.tasks[task].transfer]);
-    HX_RETURN_IF_ERROR(
-        backend_->BindCopyThread(std::vector<int>(destinations.begin(), destinations.end())));
-  }
+  HX_RETURN_IF_ERROR(backend_->BindCopyThread(stream_destinations_[stream]));
   if (!s.WaitGo(stream)) return Status::Ok();
   if (options_.copy_order == CopyOrder::kPlan) {
     for (uint32_t task : st.tasks) {

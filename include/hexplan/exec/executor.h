@@ -96,10 +96,11 @@ class Executor {
   plan::TaskGraph tasks_;
   std::shared_ptr<std::vector<std::string>> track_names_;  // per stream
   std::vector<int> transfer_dst_;                          // per transfer: destination device
-  std::vector<int> transfer_src_;                   // per transfer: source device or -1 (host)
-  std::vector<int32_t> initial_refs_;               // per (tensor, device) slot
-  std::vector<std::vector<TensorId>> input_slots_;  // per device: graph inputs it reads
-  std::vector<std::vector<uint32_t>> waiters_;      // per task: streams to wake when it finishes
+  std::vector<int> transfer_src_;                      // per transfer: source device or -1 (host)
+  std::vector<int32_t> initial_refs_;                  // per (tensor, device) slot
+  std::vector<std::vector<TensorId>> input_slots_;     // per device: graph inputs it reads
+  std::vector<std::vector<uint32_t>> waiters_;         // per task: streams to wake when it finishes
+  std::vector<std::vector<int>> stream_destinations_;  // per copy stream: devices it copies to
 };
 
 }  // namespace hx::exec
