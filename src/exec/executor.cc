@@ -34,6 +34,7 @@ struct Executor::RunState {
   std::condition_variable watchdog_cv;
   const std::vector<std::vector<uint32_t>>* waiters = nullptr;  // per task: streams to wake
   std::vector<uint8_t> done;                                    // per task, guarded by mu
+  std::atomic<bool> stopped{false};  // mirrors `failed`: read before every op without the lock
   size_t finished = 0;
   size_t total = 0;
   bool go = false;
@@ -51,6 +52,31 @@ struct Executor::RunState {
   std::atomic<uint64_t> transfers_run{0};
 
   size_t Slot(TensorId t, int device) const { return t.value() * num_devices + device; }
+  // Ready for a new run of `e`: no task done, every slot empty, reference counts from the plan.
+  void Reset(const Executor& e, const std::map<std::string, HostTensor>& run_inputs) {
+    const size_t num_tasks = e.tasks_.tasks.size();
+    done.assign(num_tasks, 0);
+    total = num_tasks;
+    if (refs == nullptr) refs.reset(new std::atomic<int32_t>[e.initial_refs_.size()]);
+    for (size_t i = 0; i < e.initial_refs_.size(); ++i)
+      refs[i].store(e.initial_refs_[i], std::memory_order_relaxed);
+    num_devices = e.cluster_->num_devices();
+    slots.assign(e.graph_->num_tensors() * num_devices, DeviceBuffer{});
+    copied.assign(e.plan_->transfers.size(), 0);
+    events.resize(e.tasks_.streams.size());
+    for (auto& stream_events : events) stream_events.clear();
+    while (stream_cv.size() < e.tasks_.streams.size())
+      stream_cv.push_back(std::make_unique<std::condition_variable>());
+    waiters = &e.waiters_;
+    inputs = &run_inputs;
+    finished = 0;
+    go = false;
+    failed = false;
+    stopped.store(false, std::memory_order_relaxed);
+    error = Status::Ok();
+    ops_run.store(0, std::memory_order_relaxed);
+    transfers_run.store(0, std::memory_order_relaxed);
+  }
   double Now() const { return std::chrono::duration<double>(Clock::now() - t0).count(); }
   void WakeAll() {
     for (auto& cv : stream_cv) cv->notify_all();
@@ -61,6 +87,7 @@ struct Executor::RunState {
       std::lock_guard<std::mutex> lock(mu);
       if (!failed) {
         failed = true;
+        stopped.store(true, std::memory_order_release);
         error = status;
       }
     }
@@ -230,8 +257,12 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(
 
 Status Executor::RunOp(RunState& s, int device, NodeId op) {
   const graph::Node& node = graph_->node(op);
-  std::vector<TensorRef> in(node.inputs.size()), out(node.outputs.size());
-  std::vector<bool> from_host(node.inputs.size(), false);
+  // Per-thread scratch: an op's argument lists without a heap allocation per op.
+  thread_local std::vector<TensorRef> in, out;
+  thread_local std::vector<uint8_t> from_host;
+  in.assign(node.inputs.size(), TensorRef{});
+  out.assign(node.outputs.size(), TensorRef{});
+  from_host.assign(node.inputs.size(), 0);
   bool dha = false;
   for (size_t i = 0; i < node.inputs.size(); ++i) {
     const TensorId t = node.inputs[i];
@@ -245,7 +276,7 @@ Status Executor::RunOp(RunState& s, int device, NodeId op) {
       if (wp != nullptr && wp->mode == plan::WeightMode::kDha) {
         // Kernels only read their inputs.
         in[i].data = const_cast<uint8_t*>((*weights_)[tensor.producer.value()].bytes.data());
-        from_host[i] = true;
+        from_host[i] = 1;
         dha = true;
         continue;
       }
@@ -301,10 +332,13 @@ Status Executor::RunOp(RunState& s, int device, NodeId op) {
       s.slots[k] = DeviceBuffer{};
     }
   };
-  std::set<uint32_t> seen;
   for (size_t i = 0; i < node.inputs.size(); ++i) {
     const TensorId t = node.inputs[i];
-    if (!t.valid() || from_host[i] || !seen.insert(t.value()).second) continue;
+    if (!t.valid() || from_host[i]) continue;
+    // An input read twice (Mul(x, x)) is released once.
+    if (std::find(node.inputs.begin(), node.inputs.begin() + static_cast<std::ptrdiff_t>(i), t) !=
+        node.inputs.begin() + static_cast<std::ptrdiff_t>(i))
+      continue;
     release(t);
   }
   for (TensorId t : node.outputs) {
@@ -328,10 +362,7 @@ Status Executor::RunComputeStream(RunState& s, uint32_t stream) {
     if (!s.WaitDeps(t)) return Status::Ok();
     const plan::Subgraph& sg = plan_->devices[t.schedule].subgraphs[t.subgraph];
     for (NodeId op : sg.ops) {
-      {
-        std::lock_guard<std::mutex> lock(s.mu);
-        if (s.failed) return Status::Ok();
-      }
+      if (s.stopped.load(std::memory_order_acquire)) return Status::Ok();
       HX_RETURN_IF_ERROR(RunOp(s, device, op));
     }
     s.MarkDone(task);
@@ -434,21 +465,21 @@ Status Executor::RunCopyStream(RunState& s, uint32_t stream) {
   size_t cursor = 0, remaining = st.tasks.size();
   while (remaining > 0) {
     uint32_t task = plan::kNoTask;
+    auto pick = [&] {
+      for (size_t k = 0; k < dests.size(); ++k) {
+        const size_t d = (cursor + k) % dests.size();
+        const auto& q = queues[dests[d]];
+        if (!q.empty() && s.Ready(tasks_.tasks[q.front()])) {
+          task = q.front();
+          cursor = d;
+          return true;
+        }
+      }
+      return false;
+    };
     {
       std::unique_lock<std::mutex> lock(s.mu);
-      s.stream_cv[stream]->wait(lock, [&] {
-        if (s.failed) return true;
-        for (size_t k = 0; k < dests.size(); ++k) {
-          const size_t d = (cursor + k) % dests.size();
-          const auto& q = queues[dests[d]];
-          if (!q.empty() && s.Ready(tasks_.tasks[q.front()])) {
-            task = q.front();
-            cursor = d;
-            return true;
-          }
-        }
-        return false;
-      });
+      s.stream_cv[stream]->wait(lock, [&] { return s.failed || pick(); });
       if (s.failed) return Status::Ok();
     }
     const uint32_t index = tasks_.tasks[task].transfer;
@@ -470,19 +501,11 @@ Status Executor::RunCopyStream(RunState& s, uint32_t stream) {
 StatusOr<ExecResult> Executor::Run(const std::map<std::string, HostTensor>& inputs) {
   HX_RETURN_IF_ERROR(CheckGraphInputsGiven(*graph_, inputs));
   const size_t D = cluster_->num_devices();
-  RunState s;
-  s.num_devices = D;
-  s.inputs = &inputs;
-  s.done.assign(tasks_.tasks.size(), 0);
-  s.total = tasks_.tasks.size();
-  s.waiters = &waiters_;
-  for (size_t k = 0; k < tasks_.streams.size(); ++k)
-    s.stream_cv.push_back(std::make_unique<std::condition_variable>());
-  s.slots.assign(graph_->num_tensors() * D, DeviceBuffer{});
-  s.refs.reset(new std::atomic<int32_t>[initial_refs_.size()]);
-  for (size_t i = 0; i < initial_refs_.size(); ++i) s.refs[i].store(initial_refs_[i]);
-  s.copied.assign(plan_->transfers.size(), 0);
-  s.events.resize(tasks_.streams.size());
+  // The run's state lives as long as the executor: its arrays (a slot per tensor and device) are
+  // allocated once, so a run does not map and fault in fresh pages for them.
+  if (state_ == nullptr) state_ = std::make_unique<RunState>();
+  RunState& s = *state_;
+  s.Reset(*this, inputs);
   backend_->ResetPeakMemory();
 
   auto free_all = [&] {
@@ -567,6 +590,7 @@ StatusOr<ExecResult> Executor::Run(const std::map<std::string, HostTensor>& inpu
               break;
             }
         s.failed = true;
+        s.stopped.store(true, std::memory_order_release);
         s.error = Internal(msg);
         lock.unlock();
         s.WakeAll();
@@ -614,7 +638,7 @@ StatusOr<ExecResult> Executor::Run(const std::map<std::string, HostTensor>& inpu
   free_all();
   if (options_.record_events) {
     result.track_names = track_names_;
-    for (auto& stream_events : s.events)
+    for (const auto& stream_events : s.events)
       result.events.insert(result.events.end(), stream_events.begin(), stream_events.end());
     std::stable_sort(
         result.events.begin(), result.events.end(),

@@ -175,6 +175,76 @@ TEST(ExecutorTest, DhaWeightsAreReadFromHostMemory) {
   EXPECT_EQ(loads, 3);    // only device 0's weights are loaded
 }
 
+// One executor runs many times: its run state (slots, reference counts, marks, events) is reset
+// between runs, so a run's outputs and events depend only on its own inputs.
+TEST(ExecutorTest, RepeatedRunsOfOneExecutorAreIndependent) {
+  Case c = MakeCase(hx::testing::MakeChain(6, 32, 4));
+  std::map<std::string, HostTensor> other = RandomInputs(c.graph, 99);
+  ASSERT_NE(other.begin()->second.bytes, c.inputs.begin()->second.bytes);
+  PlanSpec spec;
+  spec.device_of = [](size_t k) { return static_cast<int>(k % 2); };
+  spec.weight_mode = [](NodeId, int d) {
+    return d == 1 ? plan::WeightMode::kDha : plan::WeightMode::kLoad;
+  };
+  hw::Cluster cluster = CpuCluster(2);
+  plan::Plan p = MakePlan(c.graph, cluster, spec);
+  auto backend = CpuBackend::Create(cluster);
+  ASSERT_TRUE(backend.ok());
+  auto executor = Executor::Create(p, c.graph, cluster, backend->get(), &c.weights);
+  ASSERT_TRUE(executor.ok()) << executor.status().ToString();
+  auto first = (*executor)->Run(c.inputs);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  auto second = (*executor)->Run(other);
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  auto third = (*executor)->Run(c.inputs);
+  ASSERT_TRUE(third.ok()) << third.status().ToString();
+  // The second run equals a fresh executor's run of the same inputs, and differs from the first.
+  auto fresh = RunPlan(p, c.graph, cluster, c.weights, other);
+  ASSERT_TRUE(fresh.ok()) << fresh.status().ToString();
+  ASSERT_EQ(first->outputs.size(), 1u);
+  EXPECT_TRUE(BitEqual(second->outputs[0], fresh->outputs[0]));
+  EXPECT_FALSE(BitEqual(second->outputs[0], first->outputs[0]));
+  EXPECT_TRUE(BitEqual(third->outputs[0], first->outputs[0]));
+  for (const auto* r : {&*first, &*second, &*third}) {
+    EXPECT_EQ(r->events.size(), first->events.size());
+    EXPECT_EQ(r->ops_run, c.graph.Ops().size());
+    EXPECT_EQ(r->transfers_run, first->transfers_run);
+  }
+  EXPECT_GT(first->transfers_run, 0u);
+  // Every buffer of a run is freed by its end.
+  for (int d = 0; d < 2; ++d) EXPECT_EQ((*backend)->MemoryInUse(d), 0) << d;
+}
+
+// An op that reads one tensor twice (Mul(x, x)) releases it once: the run neither frees it early
+// for a later reader nor leaks it.
+TEST(ExecutorTest, AnInputReadTwiceIsReleasedOnce) {
+  graph::Graph g("square");
+  TensorId x = g.node(g.AddInput("x", graph::DType::kF32, {16})).outputs[0];
+  TensorId sq =
+      g.node(g.AddOpWithOutputs("Mul", "sq", {x, x}, {{"sq.out", graph::DType::kF32, {16}}}))
+          .outputs[0];
+  TensorId again = g.node(g.AddOpWithOutputs("Mul", "again", {sq, sq},
+                                             {{"again.out", graph::DType::kF32, {16}}}))
+                       .outputs[0];
+  TensorId sum =
+      g.node(g.AddOpWithOutputs("Add", "sum", {again, sq}, {{"sum.out", graph::DType::kF32, {16}}}))
+          .outputs[0];
+  g.AddOutput(sum);
+  Case c = MakeCase(std::move(g));
+  hw::Cluster cluster = CpuCluster(1);
+  auto backend = CpuBackend::Create(cluster);
+  ASSERT_TRUE(backend.ok());
+  const plan::Plan p = MakePlan(c.graph, cluster, PlanSpec{});
+  auto executor = Executor::Create(p, c.graph, cluster, backend->get(), &c.weights);
+  ASSERT_TRUE(executor.ok()) << executor.status().ToString();
+  auto r = (*executor)->Run(c.inputs);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  auto ref = RunReference(c.graph, c.weights, c.inputs);
+  ASSERT_TRUE(ref.ok());
+  EXPECT_LT(MaxRelativeError(r->outputs[0], (*ref)[0]), 1e-6);
+  EXPECT_EQ((*backend)->MemoryInUse(0), 0);
+}
+
 TEST(ExecutorTest, RelayedWeightsAreForwardedDeviceToDevice) {
   Case c = MakeCase(hx::testing::MakeChain(6, 32, 4));
   PlanSpec spec;

@@ -72,7 +72,8 @@ class Executor {
                                                     const ExecOptions& options = {});
   ~Executor();
 
-  // One inference (a cold start: every non-resident weight is transferred again).
+  // One inference (a cold start: every non-resident weight is transferred again). One Run at a
+  // time: the executor keeps the run's state (buffers' slots, marks) between runs.
   StatusOr<ExecResult> Run(const std::map<std::string, HostTensor>& inputs);
 
   const plan::TaskGraph& task_graph() const { return tasks_; }
@@ -101,6 +102,7 @@ class Executor {
   std::vector<std::vector<TensorId>> input_slots_;     // per device: graph inputs it reads
   std::vector<std::vector<uint32_t>> waiters_;         // per task: streams to wake when it finishes
   std::vector<std::vector<int>> stream_destinations_;  // per copy stream: devices it copies to
+  std::unique_ptr<RunState> state_;                    // reused by every Run
 };
 
 }  // namespace hx::exec
