@@ -143,7 +143,7 @@ double CostModel::OpTimeDha(NodeId op, DeviceId device) const {
   if (!std::isfinite(base)) return base;
   int64_t weights = OpWeightBytes(op);
   double t = base;
-  if (weights > 0) {
+  if (weights > 0 && !DhaIsMeasured(op, device)) {
     const hw::Device& dev = cluster_->device(device);
     double stream = cluster_->HostToDevice(device).TransferSeconds(weights);
     bool profiled =
@@ -177,6 +177,13 @@ double CostModel::OpTimeDha(NodeId op, DeviceId device) const {
     t *= 2.0 * HostBusSharing(device);
   }
   return t;
+}
+
+bool CostModel::DhaIsMeasured(NodeId op, DeviceId device) const {
+  const hw::Device& dev = cluster_->device(device);
+  return dev.kind == hw::DeviceKind::kCpu && profile_ != nullptr && graph_->node(op).is_op() &&
+         profile_->FindOpTime(*graph_, op, dev.name, dev.spec.model, hw::DeviceKindName(dev.kind))
+             .has_value();
 }
 
 bool CostModel::Supports(NodeId op, DeviceId device) const {

@@ -381,7 +381,7 @@ void Engine::Setup() {
                                     ? info.dha_bytes / route.bottleneck_bytes_per_s
                                     : 0.0);
         info.dha_tail = std::max(0.0, info.duration - uncontended);
-        if (info.dha_resources.empty() || info.dha_bytes <= 0.0) {
+        if (info.dha_resources.empty() || info.dha_bytes <= 0.0 || cost_.DhaIsMeasured(op, dev)) {
           info.dha_resources.clear();
           info.dha_bytes = 0.0;
           info.dha_latency = 0.0;

@@ -248,6 +248,30 @@ TEST(CostModelTest, DirectHostAccessStreamsWeightsOverTheHostRoute) {
   EXPECT_DOUBLE_EQ(profiled.OpTimeDha(mm, t.gpu2), 5e-3);
 }
 
+// On a CPU, "host memory" is the memory the profiled kernel already read its weights from: the
+// measured time is the DHA time, with no memory-bus floor on top (which would charge an LSTM's
+// cache-resident weights at DRAM speed on every step). Unprofiled, the roofline still streams them.
+TEST(CostModelTest, MeasuredCpuOpsReadTheirWeightsInPlaceAtTheirMeasuredTime) {
+  TestCluster t = MakeCluster();
+  Graph g = MakeGraph(DType::kF32);
+  NodeId mm = *g.FindNode("mm");
+  const double bus = kWeight / kCpuBw;  // the membus floor the weights would otherwise pay
+  Profile profile;
+  profile.SetNodeTime("mm", "cpu0", bus / 10.0);
+  profile.SetNodeTime("mm", "gpu0", 1e-5);
+  CostModel profiled(g, t.cluster, {}, &profile);
+  EXPECT_TRUE(profiled.DhaIsMeasured(mm, t.cpu));
+  EXPECT_DOUBLE_EQ(profiled.OpTimeDha(mm, t.cpu), bus / 10.0);
+  EXPECT_DOUBLE_EQ(profiled.OpTimeDha(mm, t.cpu), profiled.OpTime(mm, t.cpu));
+  // A GPU's DHA still crosses PCIe.
+  EXPECT_FALSE(profiled.DhaIsMeasured(mm, t.gpu0));
+  EXPECT_GT(profiled.OpTimeDha(mm, t.gpu0), 1e-5);
+  // Without a measurement, a CPU op streams its weights (roofline).
+  CostModel roofline(g, t.cluster);
+  EXPECT_FALSE(roofline.DhaIsMeasured(mm, t.cpu));
+  EXPECT_GE(roofline.OpTimeDha(mm, t.cpu), bus);
+}
+
 TEST(CostModelTest, TransfersUseRouteLatencyAndBottleneck) {
   TestCluster t = MakeCluster();
   Graph g = MakeGraph(DType::kF32);

@@ -184,6 +184,42 @@ TEST(SimulatorTest, RoundRobinAlternatesDestinationsSubgraphBySubgraph) {
               ::testing::ElementsAre("op0.weight", "op2.weight", "op1.weight", "op3.weight"));
 }
 
+// Two core groups reading their weights in place: with a measured time, a CPU op's DHA is that
+// time (its kernel read the same memory when profiled), not a flow over the memory-bus link.
+TEST(SimulatorTest, MeasuredCpuDhaOpsTakeTheirMeasuredTime) {
+  graph::Graph g = TwoIndependentOps();
+  hw::Cluster c("two-groups");
+  PlaceId host = c.AddHostMemory("n0");
+  auto spec = hw::FindDeviceSpec("cpu-core");
+  ASSERT_TRUE(spec.has_value());
+  for (const char* name : {"cpu:0-0", "cpu:1-1"}) {
+    DeviceId d = c.AddDevice(name, hw::DeviceKind::kCpu, "n0", *spec);
+    // 16 KB of weight at 1 GB/s would take 16 us: slower than the measured 10 us.
+    c.AddLink(std::string("membus:") + name, hw::LinkKind::kMemoryBus, host, c.PlaceOf(d), 1e9,
+              0.0);
+  }
+  ASSERT_TRUE(c.Finalize().ok());
+  cost::Profile profile;
+  for (const char* op : {"a", "b"}) profile.SetNodeTime(op, spec->model, 10e-6);
+  cost::CostModel measured(g, c, {}, &profile);
+  Plan p;
+  p.devices.push_back({DeviceId(0), {Subgraph{{Op(g, "a")}}}});
+  p.devices.push_back({DeviceId(1), {Subgraph{{Op(g, "b")}}}});
+  p.weights.push_back({Op(g, "a.weight"), DeviceId(0), WeightMode::kDha, DeviceId()});
+  p.weights.push_back({Op(g, "b.weight"), DeviceId(1), WeightMode::kDha, DeviceId()});
+  ASSERT_TRUE(plan::CompleteTransfers(p, g, c).ok());
+  SimResult r = SimRun(p, measured);
+  for (const char* op : {"a", "b"}) {
+    const OpRecord& rec = r.ops[Op(g, op).index()];
+    EXPECT_TRUE(rec.dha) << op;
+    EXPECT_NEAR(rec.finish - rec.start, 10e-6, kTol) << op;
+  }
+  // Unmeasured, the roofline streams the weights over the memory bus.
+  cost::CostModel roofline(g, c);
+  SimResult streamed = SimRun(p, roofline);
+  EXPECT_GE(streamed.ops[Op(g, "a").index()].finish, 16384 / 1e9 - kTol);
+}
+
 TEST(SimulatorTest, DhaOpAndTransferOnOneBusSlowEachOther) {
   // "a" on gpu0 reads its weight by DHA (1 ms alone: the read dominates); "b" on gpu1 loads its
   // weight over the same bus (1 ms alone). Together each gets half the bus: both end at 2 ms.

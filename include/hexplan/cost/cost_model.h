@@ -55,6 +55,9 @@ class CostModel {
   // Seconds to run `op` on `device` reading its weights from host memory over the PCIe route
   // (direct host access) instead of device memory.
   double OpTimeDha(NodeId op, DeviceId device) const;
+  // Whether OpTimeDha is the op's measured time as it is: on a CPU device, "host memory" is the
+  // memory the profiled kernel already read its weights from, so no route is crossed on top.
+  bool DhaIsMeasured(NodeId op, DeviceId device) const;
   // Whether the op may run on the device at all (profiles may mark ops unsupported).
   bool Supports(NodeId op, DeviceId device) const;
   // The op's fastest device time over the cluster.
