@@ -235,21 +235,34 @@ StatusOr<plan::Plan> SpreadPlan(const graph::Graph& graph, const hw::Cluster& cl
   return p;
 }
 
-StatusOr<double> MedianRun(const plan::Plan& p, const graph::Graph& graph,
-                           const hw::Cluster& cluster, DeviceBackend& backend,
-                           const std::vector<HostTensor>& weights,
-                           const std::map<std::string, HostTensor>& inputs, int runs) {
+// The latencies of `runs` timed runs of a plan (after one untimed run), appended to `latencies`.
+Status TimeRuns(const plan::Plan& p, const graph::Graph& graph, const hw::Cluster& cluster,
+                DeviceBackend& backend, const std::vector<HostTensor>& weights,
+                const std::map<std::string, HostTensor>& inputs, int runs,
+                std::vector<double>* latencies) {
   ExecOptions options;
   options.record_events = false;
   HX_ASSIGN_OR_RETURN(auto executor,
                       Executor::Create(p, graph, cluster, &backend, &weights, options));
-  std::vector<double> latencies;
   for (int r = 0; r < runs + 1; ++r) {
     HX_ASSIGN_OR_RETURN(ExecResult result, executor->Run(inputs));
-    if (r > 0) latencies.push_back(result.latency_s);
+    if (r > 0) latencies->push_back(result.latency_s);
   }
-  std::sort(latencies.begin(), latencies.end());
-  return latencies[latencies.size() / 2];
+  return Status::Ok();
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+StatusOr<double> MedianRun(const plan::Plan& p, const graph::Graph& graph,
+                           const hw::Cluster& cluster, DeviceBackend& backend,
+                           const std::vector<HostTensor>& weights,
+                           const std::map<std::string, HostTensor>& inputs, int runs) {
+  std::vector<double> latencies;
+  HX_RETURN_IF_ERROR(TimeRuns(p, graph, cluster, backend, weights, inputs, runs, &latencies));
+  return Median(std::move(latencies));
 }
 
 // Cross-device hand-off and copy bandwidth between devices a and b: a chain of Relu ops alternating
@@ -313,18 +326,24 @@ StatusOr<cost::Profile> ProfileGraph(const graph::Graph& graph, const hw::Cluste
     if (!done.insert(key).second) continue;
     models.push_back(key);
     first_of_model.push_back(d);
+    // The executor's own cost per op on this device: a one-device run minus the kernels. The run
+    // is timed before and after the op sweep and the median of both batches kept, so a slow spell
+    // of the machine (a busy neighbour of a virtual machine) during one batch does not skew it.
+    HX_ASSIGN_OR_RETURN(plan::Plan one, SpreadPlan(graph, cluster, [&](size_t) { return d; }));
+    std::vector<double> one_device_runs;
+    HX_RETURN_IF_ERROR(TimeRuns(one, graph, cluster, backend, weights, inputs, calibration_runs,
+                                &one_device_runs));
     std::vector<int> used;
     HX_ASSIGN_OR_RETURN(
         std::vector<double> seconds,
         MeasureAlone(graph, weights, inputs, backend, static_cast<int>(d.value()), options, &used));
     if (models.size() == 1) runs_per_op = std::move(used);
     alone.push_back(seconds);
-    // The executor's own cost per op on this device: a one-device run minus the kernels.
     double kernels = 0.0;
     for (NodeId op : graph.Ops()) kernels += seconds[op.value()];
-    HX_ASSIGN_OR_RETURN(plan::Plan one, SpreadPlan(graph, cluster, [&](size_t) { return d; }));
-    HX_ASSIGN_OR_RETURN(double run,
-                        MedianRun(one, graph, cluster, backend, weights, inputs, calibration_runs));
+    HX_RETURN_IF_ERROR(TimeRuns(one, graph, cluster, backend, weights, inputs, calibration_runs,
+                                &one_device_runs));
+    const double run = Median(std::move(one_device_runs));
     // Loads of the weights are part of the run; the simulator charges them to the links.
     double loads = 0.0;
     const hw::Route& route = cluster.HostToDevice(d);
