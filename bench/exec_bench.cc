@@ -8,7 +8,11 @@
 //    latency and the error (target within 10%), and copied_weights_* the same for HEFT's plan
 //    as made (weights memcpy'd into the core groups), over 5 runs.
 // Environment: HX_FIDELITY_GPT2_SEQ (default 128) sets GPT-2 small's sequence length;
-// HX_FIDELITY_CLUSTER (default local-cpu:groups=2) the CPU cluster of the fidelity benchmarks.
+// HX_FIDELITY_CLUSTER (default local-cpu:groups=2) the CPU cluster of the fidelity benchmarks;
+// HX_FIDELITY_ALGO (default heft) the planner whose plan they run (single, m-topo, ...).
+// kernel_sum_ms and one_device_run_ms show the machine's speed during the profile;
+// machine_drift_pct how much slower (or faster) the same one-device run was during the
+// measurement: a slow spell of a shared virtual machine between the two shows there.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -115,7 +119,8 @@ void Fidelity(benchmark::State& state, const std::string& model, graph::ZooOptio
   request.model_spec = model;
   request.model_options = options;
   request.cluster_spec = cluster.name();
-  auto outcome = place::RunPlanner(algo, request);
+  const char* algo_override = std::getenv("HX_FIDELITY_ALGO");
+  auto outcome = place::RunPlanner(algo_override != nullptr ? algo_override : algo, request);
   HX_CHECK_MSG(outcome.ok(), outcome.status().ToString());
   // Core groups read the weights where they are (plan::ReadCpuWeightsInPlace): HEFT's loads into
   // a core group would be memcpys within the same DRAM on the cores that compute.
@@ -128,15 +133,33 @@ void Fidelity(benchmark::State& state, const std::string& model, graph::ZooOptio
   eo.record_events = false;
   auto executor = exec::Executor::Create(p, *g, cluster, backend->get(), &*weights, eo);
   HX_CHECK_MSG(executor.ok(), executor.status().ToString());
-  std::vector<double> latencies;
-  HX_CHECK((*executor)->Run(inputs).ok());  // warm-up
+  // The machine's drift since the profile: the one-device plan the profiler timed (all ops on the
+  // first core group, weights loaded) runs again after each of the plan's runs. A shared virtual
+  // machine has slow spells of seconds; machine_drift_pct says whether one fell between the
+  // profile and the measurement (the simulator cannot know of it).
+  place::PlanRequest one_request = request;
+  auto one = place::RunPlanner("single", one_request);
+  HX_CHECK_MSG(one.ok(), one.status().ToString());
+  auto reference =
+      exec::Executor::Create(one->result.plan, *g, cluster, backend->get(), &*weights, eo);
+  HX_CHECK_MSG(reference.ok(), reference.status().ToString());
+  std::vector<double> latencies, reference_latencies;
+  HX_CHECK((*executor)->Run(inputs).ok());   // warm-up
+  HX_CHECK((*reference)->Run(inputs).ok());  // warm-up
   for (auto _ : state) {
     auto r = (*executor)->Run(inputs);
     HX_CHECK_MSG(r.ok(), r.status().ToString());
     latencies.push_back(r->latency_s);
     state.SetIterationTime(r->latency_s);
+    auto ref = (*reference)->Run(inputs);
+    HX_CHECK_MSG(ref.ok(), ref.status().ToString());
+    reference_latencies.push_back(ref->latency_s);
   }
   const double measured = Median(latencies);
+  state.counters["machine_drift_pct"] =
+      cal.one_device_run_s > 0.0
+          ? 100.0 * (Median(reference_latencies) / cal.one_device_run_s - 1.0)
+          : 0.0;
   // The plan as HEFT made it (weights copied into the core groups), for comparison.
   auto copied_sim = sim::Simulate(as_planned, cost);
   HX_CHECK(copied_sim.ok());
@@ -159,6 +182,8 @@ void Fidelity(benchmark::State& state, const std::string& model, graph::ZooOptio
   state.counters["devices_used"] = static_cast<double>(p.devices.size());
   state.counters["dispatch_us_per_op"] = cal.dispatch_s_per_op * 1e6;
   state.counters["handoff_us"] = cal.handoff_s * 1e6;
+  state.counters["kernel_sum_ms"] = cal.kernel_sum_s * 1e3;
+  state.counters["one_device_run_ms"] = cal.one_device_run_s * 1e3;
   state.counters["contention_gamma"] = cal.contention_gamma;
   // The same plan simulated without the contention term, for comparison.
   cost::Profile plain;
