@@ -34,11 +34,12 @@ struct Executor::RunState {
   std::condition_variable watchdog_cv;
   const std::vector<std::vector<uint32_t>>* waiters = nullptr;  // per task: streams to wake
   std::vector<uint8_t> done;                                    // per task, guarded by mu
-  std::atomic<bool> stopped{false};  // mirrors `failed`: read before every op without the lock
   size_t finished = 0;
   size_t total = 0;
   bool go = false;
-  bool failed = false;
+  // Written under mu (the condition variables' protocol); atomic so that a device thread can
+  // check it before every op without taking the lock.
+  std::atomic<bool> failed{false};
   Status error;
   Clock::time_point t0;
   Clock::time_point last_done;
@@ -72,7 +73,6 @@ struct Executor::RunState {
     finished = 0;
     go = false;
     failed = false;
-    stopped.store(false, std::memory_order_relaxed);
     error = Status::Ok();
     ops_run.store(0, std::memory_order_relaxed);
     transfers_run.store(0, std::memory_order_relaxed);
@@ -87,7 +87,6 @@ struct Executor::RunState {
       std::lock_guard<std::mutex> lock(mu);
       if (!failed) {
         failed = true;
-        stopped.store(true, std::memory_order_release);
         error = status;
       }
     }
@@ -362,7 +361,7 @@ Status Executor::RunComputeStream(RunState& s, uint32_t stream) {
     if (!s.WaitDeps(t)) return Status::Ok();
     const plan::Subgraph& sg = plan_->devices[t.schedule].subgraphs[t.subgraph];
     for (NodeId op : sg.ops) {
-      if (s.stopped.load(std::memory_order_acquire)) return Status::Ok();
+      if (s.failed.load(std::memory_order_acquire)) return Status::Ok();
       HX_RETURN_IF_ERROR(RunOp(s, device, op));
     }
     s.MarkDone(task);
@@ -590,7 +589,6 @@ StatusOr<ExecResult> Executor::Run(const std::map<std::string, HostTensor>& inpu
               break;
             }
         s.failed = true;
-        s.stopped.store(true, std::memory_order_release);
         s.error = Internal(msg);
         lock.unlock();
         s.WakeAll();
