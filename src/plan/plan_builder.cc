@@ -141,22 +141,34 @@ namespace {
 
 // Drops the weight loads and forwards no placement needs any more (resident or DHA weights) and
 // renumbers the queues.
+bool ValidDevice(const hw::Cluster& cluster, DeviceId d) {
+  return d.valid() && d.index() < cluster.num_devices();
+}
+
+// The weight's tensor, or an invalid id for a node that is not one.
+TensorId WeightTensor(const graph::Graph& graph, NodeId w) {
+  return (w.valid() && w.index() < graph.num_nodes() && !graph.node(w).outputs.empty())
+             ? graph.node(w).outputs[0]
+             : TensorId();
+}
+
+// Whether the placement's weight is copied during a run (a load, or a load and a forward): not
+// read in place, not resident, and naming a real weight and device.
+bool IsCopiedEachRun(const WeightPlacement& wp, const graph::Graph& graph,
+                     const hw::Cluster& cluster) {
+  return wp.mode != WeightMode::kDha && !wp.resident && WeightTensor(graph, wp.weight).valid() &&
+         ValidDevice(cluster, wp.device);
+}
+
 void DropUnneededWeightTransfers(Plan& plan, const graph::Graph& graph,
                                  const hw::Cluster& cluster) {
-  auto valid_device = [&](DeviceId d) { return d.valid() && d.index() < cluster.num_devices(); };
-  auto weight_tensor = [&](NodeId w) {
-    return (w.valid() && w.index() < graph.num_nodes() && !graph.node(w).outputs.empty())
-               ? graph.node(w).outputs[0]
-               : TensorId();
-  };
   std::set<std::pair<uint32_t, uint32_t>> need_load, need_forward;  // (tensor, dst place)
   for (const WeightPlacement& wp : plan.weights) {
-    const TensorId t = weight_tensor(wp.weight);
-    if (wp.mode == WeightMode::kDha || wp.resident || !t.valid() || !valid_device(wp.device))
-      continue;
+    if (!IsCopiedEachRun(wp, graph, cluster)) continue;
+    const TensorId t = WeightTensor(graph, wp.weight);
     if (wp.mode == WeightMode::kLoad)
       need_load.insert({t.value(), cluster.PlaceOf(wp.device).value()});
-    if (wp.mode == WeightMode::kRelay && valid_device(wp.relay)) {
+    if (wp.mode == WeightMode::kRelay && ValidDevice(cluster, wp.relay)) {
       need_load.insert({t.value(), cluster.PlaceOf(wp.relay).value()});
       need_forward.insert({t.value(), cluster.PlaceOf(wp.device).value()});
     }
@@ -189,12 +201,6 @@ Status ApplyWarmStart(Plan& plan, const graph::Graph& graph, const hw::Cluster& 
   if (!(fraction >= 0.0 && fraction <= 1.0))
     return InvalidArgument("--warm: the fraction of resident parameters must be in [0, 1], got " +
                            std::to_string(fraction));
-  auto valid_device = [&](DeviceId d) { return d.valid() && d.index() < cluster.num_devices(); };
-  auto weight_tensor = [&](NodeId w) {
-    return (w.valid() && w.index() < graph.num_nodes() && !graph.node(w).outputs.empty())
-               ? graph.node(w).outputs[0]
-               : TensorId();
-  };
   // Queue position (position, queue) of every transfer.
   const std::pair<size_t, size_t> kNowhere{~size_t{0}, ~size_t{0}};
   std::vector<std::pair<size_t, size_t>> qpos(plan.transfers.size(), kNowhere);
@@ -212,11 +218,10 @@ Status ApplyWarmStart(Plan& plan, const graph::Graph& graph, const hw::Cluster& 
   std::vector<double> bytes(plan.weights.size(), 0.0);
   for (size_t p = 0; p < plan.weights.size(); ++p) {
     const WeightPlacement& wp = plan.weights[p];
-    const TensorId t = weight_tensor(wp.weight);
-    if (wp.mode == WeightMode::kDha || wp.resident || !t.valid() || !valid_device(wp.device))
-      continue;
+    if (!IsCopiedEachRun(wp, graph, cluster)) continue;
+    const TensorId t = WeightTensor(graph, wp.weight);
     const DeviceId lands = wp.mode == WeightMode::kRelay ? wp.relay : wp.device;
-    if (!valid_device(lands)) continue;
+    if (!ValidDevice(cluster, lands)) continue;
     bytes[p] = static_cast<double>(graph.tensor(t).Bytes());
     total += bytes[p];
     auto it = load_of.find({t.value(), cluster.PlaceOf(lands).value()});
@@ -238,8 +243,7 @@ Status ApplyWarmStart(Plan& plan, const graph::Graph& graph, const hw::Cluster& 
 
 void ReadCpuWeightsInPlace(Plan& plan, const graph::Graph& graph, const hw::Cluster& cluster) {
   for (WeightPlacement& wp : plan.weights) {
-    if (wp.mode != WeightMode::kLoad || wp.resident || !wp.device.valid() ||
-        wp.device.index() >= cluster.num_devices() ||
+    if (wp.mode != WeightMode::kLoad || !IsCopiedEachRun(wp, graph, cluster) ||
         cluster.device(wp.device).kind != hw::DeviceKind::kCpu)
       continue;
     wp.mode = WeightMode::kDha;
