@@ -137,8 +137,7 @@ void Fidelity(benchmark::State& state, const std::string& model, graph::ZooOptio
   // first core group, weights loaded) runs again after each of the plan's runs. A shared virtual
   // machine has slow spells of seconds; machine_drift_pct says whether one fell between the
   // profile and the measurement (the simulator cannot know of it).
-  place::PlanRequest one_request = request;
-  auto one = place::RunPlanner("single", one_request);
+  auto one = place::RunPlanner("single", request);
   HX_CHECK_MSG(one.ok(), one.status().ToString());
   auto reference =
       exec::Executor::Create(one->result.plan, *g, cluster, backend->get(), &*weights, eo);
