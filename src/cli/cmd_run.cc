@@ -36,6 +36,8 @@ struct RunArgs {
   std::string copy_order = "plan";
   int64_t chunk_bytes = int64_t{1} << 20;
   double watchdog_s = 60.0;
+  double spin_us = exec::ExecOptions{}.spin_us;
+  bool copy_threads = false;
   bool json = false;
 };
 
@@ -72,6 +74,8 @@ int RunRun(const RunArgs& args) {
                                        args.copy_order + "'"));
   options.chunk_bytes = args.chunk_bytes;
   options.watchdog_s = args.watchdog_s;
+  options.spin_us = args.spin_us;
+  options.inline_activation_copies = !args.copy_threads;
   if (Status s = options.Validate(); !s.ok()) return ReportError(s);
 
   auto text = ReadFileToString(args.plan_path);
@@ -250,6 +254,12 @@ Command AddRunCommand(CLI::App& root) {
       ->default_val(int64_t{1} << 20);
   app->add_option("--watchdog", args->watchdog_s, "fail when nothing finishes for this long (s)")
       ->default_val(60.0);
+  app->add_option("--spin-us", args->spin_us,
+                  "how long a device thread polls for its next subgraph's inputs before it sleeps")
+      ->default_val(exec::ExecOptions{}.spin_us);
+  app->add_flag("--copy-threads", args->copy_threads,
+                "give activation copies between core groups their own copy threads (by default "
+                "the thread that produced an activation copies it)");
   app->add_flag("--json", args->json, "print one JSON object");
   return {app, [args]() { return RunRun(*args); }};
 }

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <thread>
 
 extern "C" void openblas_set_num_threads(int num_threads);
 
@@ -97,11 +98,16 @@ Status CpuBackend::BindCopyThread(const std::vector<int>& destinations) {
   return Status::Ok();
 }
 
-namespace {
-// Smaller buffers come from malloc's per-thread caches faster than from a locked map; larger ones
-// are where malloc maps and unmaps pages (and the kernel zero-fills them on first touch).
-constexpr int64_t kMinCachedBytes = 64 * 1024;
-}  // namespace
+void SpinLock::lock() {
+  for (uint32_t k = 1; locked_.exchange(true, std::memory_order_acquire); ++k) {
+    while (locked_.load(std::memory_order_relaxed)) {
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+      if (++k % 1024 == 0) std::this_thread::yield();
+    }
+  }
+}
 
 StatusOr<DeviceBuffer> CpuBackend::Allocate(int device, int64_t bytes) {
   HX_RETURN_IF_ERROR(CheckDevice(device));
@@ -117,12 +123,12 @@ StatusOr<DeviceBuffer> CpuBackend::Allocate(int device, int64_t bytes) {
   while (now > peak && !d.peak.compare_exchange_weak(peak, now)) {
   }
   void* ptr = nullptr;
-  if (bytes >= kMinCachedBytes && options_.cache_buffers) {
-    std::lock_guard<std::mutex> lock(d.cache_mutex);
+  if (bytes > 0 && options_.cache_buffers) {
+    std::lock_guard<SpinLock> lock(d.cache_lock);
     auto it = d.cached.find(bytes);
-    if (it != d.cached.end()) {
-      ptr = it->second;
-      d.cached.erase(it);
+    if (it != d.cached.end() && !it->second.empty()) {
+      ptr = it->second.back();
+      it->second.pop_back();
     }
   }
   if (bytes > 0 && ptr == nullptr)
@@ -139,9 +145,9 @@ void CpuBackend::Free(int device, DeviceBuffer buffer) {
   if (device < 0 || device >= num_devices()) return;
   Device& d = *devices_[static_cast<size_t>(device)];
   if (buffer.ptr != nullptr) {
-    if (buffer.bytes >= kMinCachedBytes && options_.cache_buffers) {
-      std::lock_guard<std::mutex> lock(d.cache_mutex);
-      d.cached.emplace(buffer.bytes, buffer.ptr);
+    if (options_.cache_buffers) {
+      std::lock_guard<SpinLock> lock(d.cache_lock);
+      d.cached[buffer.bytes].push_back(buffer.ptr);
     } else {
       ::operator delete (buffer.ptr, std::align_val_t{64});
     }
@@ -151,7 +157,8 @@ void CpuBackend::Free(int device, DeviceBuffer buffer) {
 
 CpuBackend::~CpuBackend() {
   for (auto& d : devices_)
-    for (auto& [bytes, ptr] : d->cached) ::operator delete (ptr, std::align_val_t{64});
+    for (auto& [bytes, buffers] : d->cached)
+      for (void* ptr : buffers) ::operator delete (ptr, std::align_val_t{64});
 }
 
 int64_t CpuBackend::MemoryInUse(int device) const {

@@ -16,6 +16,19 @@ namespace hx::exec {
 using Clock = std::chrono::steady_clock;
 using graph::NodeKind;
 
+namespace {
+
+// A hint to the core that this thread is polling (lets a sibling hyperthread run).
+inline void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+}  // namespace
+
 const char* CopyOrderName(CopyOrder order) {
   return order == CopyOrder::kPlan ? "plan" : "round-robin";
 }
@@ -23,59 +36,103 @@ const char* CopyOrderName(CopyOrder order) {
 Status ExecOptions::Validate() const {
   if (chunk_bytes < 1) return InvalidArgument("exec options: chunk_bytes must be >= 1");
   if (!(watchdog_s >= 0.0)) return InvalidArgument("exec options: watchdog_s must be >= 0");
+  if (!(spin_us >= 0.0 && spin_us <= 1e6))
+    return InvalidArgument("exec options: spin_us must be in [0, 1e6]");
   return Status::Ok();
 }
 
 struct Executor::RunState {
-  // One mutex guards the marks; each stream sleeps on its own condition variable and a finished
-  // task wakes only the streams that wait for it (no thundering herd on few cores).
+  // Marks are atomics, so finishing a task and finding one ready take no lock. A thread that runs
+  // out of work polls for a while (ExecOptions::spin_us), then sleeps on its stream's condition
+  // variable after raising its `sleeping` flag; a finished task takes the mutex only to wake a
+  // stream whose flag is up (and only the streams that wait for it). The flag and the mark are
+  // each stored before the other is read (sequentially consistent), so either the sleeper sees
+  // the mark or the finisher sees the flag.
   std::mutex mu;
   std::vector<std::unique_ptr<std::condition_variable>> stream_cv;  // per stream
+  std::unique_ptr<std::atomic<uint8_t>[]> sleeping;                 // per stream
   std::condition_variable watchdog_cv;
   const std::vector<std::vector<uint32_t>>* waiters = nullptr;  // per task: streams to wake
-  std::vector<uint8_t> done;                                    // per task, guarded by mu
-  size_t finished = 0;
-  size_t total = 0;
-  bool go = false;
-  // Written under mu (the condition variables' protocol); atomic so that a device thread can
-  // check it before every op without taking the lock.
+  const std::vector<uint32_t>* done_index = nullptr;            // Executor::done_index_
+  // Per task at Executor::done_index_[task]: each stream's marks are in cache lines of their
+  // own, so threads finishing tasks of different streams do not write the same lines.
+  std::unique_ptr<std::atomic<uint8_t>[]> done;
+  // What one stream's tasks write as they finish, in a cache line of its own.
+  struct alignas(64) StreamProgress {
+    std::atomic<uint32_t> completed{0};  // its tasks done (one writer at a time)
+    Clock::time_point last_done;         // when its last task finished
+    uint64_t ops = 0, transfers = 0;
+    // Compute streams: activation copies this stream's thread ran for thread-less queues, and
+    // the time they took (copy and marks).
+    uint64_t inline_copies = 0;
+    double inline_copy_s = 0.0;
+    std::vector<sim::SimEvent> events;
+  };
+  std::vector<StreamProgress> progress;  // per stream
+  std::atomic<size_t> streams_done{0};
+  size_t num_tensors = 0;
+  // Copy streams run by no thread of their own (Executor::inline_stream_): the position of the
+  // next transfer no thread has claimed yet.
+  std::unique_ptr<std::atomic<uint32_t>[]> next_unclaimed;  // per stream
+  bool go = false;                                          // guarded by mu
+  // Written under mu; atomic so that a device thread can check it before every op.
   std::atomic<bool> failed{false};
   Status error;
   Clock::time_point t0;
-  Clock::time_point last_done;
   size_t num_devices = 0;
-  std::vector<DeviceBuffer> slots;  // tensor * num_devices + device
+  std::vector<DeviceBuffer> slots;  // device * num_tensors + tensor (device-major: fewer shared
+                                    // cache lines between device threads)
   std::unique_ptr<std::atomic<int32_t>[]> refs;
   std::vector<int64_t> copied;  // per transfer: bytes copied so far
   const std::map<std::string, HostTensor>* inputs = nullptr;
-  std::vector<std::vector<sim::SimEvent>> events;  // per stream
-  std::atomic<uint64_t> ops_run{0};
-  std::atomic<uint64_t> transfers_run{0};
 
-  size_t Slot(TensorId t, int device) const { return t.value() * num_devices + device; }
+  size_t Slot(TensorId t, int device) const {
+    return static_cast<size_t>(device) * num_tensors + t.value();
+  }
   // Ready for a new run of `e`: no task done, every slot empty, reference counts from the plan.
   void Reset(const Executor& e, const std::map<std::string, HostTensor>& run_inputs) {
-    const size_t num_tasks = e.tasks_.tasks.size();
-    done.assign(num_tasks, 0);
-    total = num_tasks;
+    const size_t num_streams = e.tasks_.streams.size();
+    if (done == nullptr) {
+      done.reset(new std::atomic<uint8_t>[e.done_slots_]);
+      progress = std::vector<StreamProgress>(num_streams);
+      sleeping.reset(new std::atomic<uint8_t>[num_streams]);
+      next_unclaimed.reset(new std::atomic<uint32_t>[num_streams]);
+    }
+    for (size_t k = 0; k < e.done_slots_; ++k) done[k].store(0, std::memory_order_relaxed);
+    size_t empty_streams = 0;
+    for (size_t k = 0; k < num_streams; ++k) {
+      sleeping[k].store(0, std::memory_order_relaxed);
+      next_unclaimed[k].store(0, std::memory_order_relaxed);
+      StreamProgress& p = progress[k];
+      p.completed.store(0, std::memory_order_relaxed);
+      p.last_done = Clock::time_point{};
+      p.ops = p.transfers = p.inline_copies = 0;
+      p.inline_copy_s = 0.0;
+      p.events.clear();
+      if (e.tasks_.streams[k].tasks.empty()) ++empty_streams;
+    }
+    streams_done.store(empty_streams, std::memory_order_relaxed);
     if (refs == nullptr) refs.reset(new std::atomic<int32_t>[e.initial_refs_.size()]);
     for (size_t i = 0; i < e.initial_refs_.size(); ++i)
       refs[i].store(e.initial_refs_[i], std::memory_order_relaxed);
     num_devices = e.cluster_->num_devices();
-    slots.assign(e.graph_->num_tensors() * num_devices, DeviceBuffer{});
+    num_tensors = e.graph_->num_tensors();
+    slots.assign(num_tensors * num_devices, DeviceBuffer{});
     copied.assign(e.plan_->transfers.size(), 0);
-    events.resize(e.tasks_.streams.size());
-    for (auto& stream_events : events) stream_events.clear();
     while (stream_cv.size() < e.tasks_.streams.size())
       stream_cv.push_back(std::make_unique<std::condition_variable>());
     waiters = &e.waiters_;
+    done_index = &e.done_index_;
     inputs = &run_inputs;
-    finished = 0;
     go = false;
     failed = false;
     error = Status::Ok();
-    ops_run.store(0, std::memory_order_relaxed);
-    transfers_run.store(0, std::memory_order_relaxed);
+  }
+  // Tasks finished so far (the watchdog's measure of progress).
+  size_t Finished() const {
+    size_t n = 0;
+    for (const StreamProgress& p : progress) n += p.completed.load(std::memory_order_relaxed);
+    return n;
   }
   double Now() const { return std::chrono::duration<double>(Clock::now() - t0).count(); }
   void WakeAll() {
@@ -92,28 +149,66 @@ struct Executor::RunState {
     }
     WakeAll();
   }
-  void MarkDone(uint32_t task) {
-    bool all;
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      done[task] = 1;
-      ++finished;
-      all = finished == total;
-      last_done = Clock::now();
+  // Marks `task` finished and wakes the sleeping streams that wait for it. The next transfers of
+  // thread-less streams that this made ready are claimed (`e.ClaimReadyInline`) and appended to
+  // `claimed`: the caller runs them.
+  void MarkDone(const Executor& e, uint32_t task, std::vector<uint32_t>* claimed) {
+    // The stream's progress first: once the mark is out, another thread may run the stream's
+    // next task (a thread-less copy stream's) and count it.
+    const uint32_t stream = e.tasks_.tasks[task].stream;
+    StreamProgress& p = progress[stream];
+    const uint32_t completed = p.completed.load(std::memory_order_relaxed) + 1;
+    p.completed.store(completed, std::memory_order_relaxed);
+    if (completed == e.tasks_.streams[stream].tasks.size()) {
+      p.last_done = Clock::now();
+      if (streams_done.fetch_add(1, std::memory_order_acq_rel) + 1 == progress.size()) {
+        std::lock_guard<std::mutex> lock(mu);
+        watchdog_cv.notify_all();
+      }
     }
-    for (uint32_t stream : (*waiters)[task]) stream_cv[stream]->notify_all();
-    if (all) watchdog_cv.notify_all();
+    done[e.done_index_[task]].store(1, std::memory_order_seq_cst);
+    for (uint32_t waiter : (*waiters)[task]) {
+      if (e.inline_stream_[waiter]) {
+        e.ClaimReadyInline(*this, waiter, claimed);
+      } else if (sleeping[waiter].load(std::memory_order_seq_cst)) {
+        std::lock_guard<std::mutex> lock(mu);
+        stream_cv[waiter]->notify_all();
+      }
+    }
+  }
+  bool Done(uint32_t task) const {
+    return done[(*done_index)[task]].load(std::memory_order_seq_cst) != 0;
   }
   bool Ready(const plan::Task& task) const {
     for (uint32_t d : task.deps)
-      if (!done[d]) return false;
+      if (!Done(d)) return false;
     return true;
   }
-  // Waits for the task's dependencies; false when the run failed meanwhile.
-  bool WaitDeps(const plan::Task& task) {
+  // Sleeps on the stream's condition variable until `ready()` (which reads only marks) holds or
+  // the run failed; false when it failed.
+  template <typename Pred>
+  bool Sleep(uint32_t stream, Pred ready) {
     std::unique_lock<std::mutex> lock(mu);
-    stream_cv[task.stream]->wait(lock, [&] { return failed || Ready(task); });
+    sleeping[stream].store(1, std::memory_order_seq_cst);
+    stream_cv[stream]->wait(lock, [&] { return failed || ready(); });
+    sleeping[stream].store(0, std::memory_order_relaxed);
     return !failed;
+  }
+  // Waits for the task's dependencies, polling for up to `spin` before it sleeps; false when the
+  // run failed meanwhile.
+  bool WaitDeps(const plan::Task& task, Clock::duration spin = Clock::duration::zero()) {
+    if (Ready(task)) return !failed.load(std::memory_order_acquire);
+    if (spin > Clock::duration::zero()) {
+      const Clock::time_point until = Clock::now() + spin;
+      for (uint32_t k = 1; !Ready(task); ++k) {
+        if (failed.load(std::memory_order_relaxed)) return false;
+        if (k % 64 == 0 && Clock::now() >= until)
+          return Sleep(task.stream, [&] { return Ready(task); });
+        CpuRelax();
+      }
+      return !failed.load(std::memory_order_acquire);
+    }
+    return Sleep(task.stream, [&] { return Ready(task); });
   }
   bool WaitGo(uint32_t stream) {
     std::unique_lock<std::mutex> lock(mu);
@@ -198,8 +293,9 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(
                              "' does not end on a device");
   }
 
-  // Reference counts: readers of each (tensor, device) buffer.
-  e->initial_refs_.assign(graph.num_tensors() * D, 0);
+  // Reference counts: readers of each (tensor, device) buffer, device-major like RunState::slots.
+  const size_t T = graph.num_tensors();
+  e->initial_refs_.assign(D * T, 0);
   e->input_slots_.assign(D, {});
   std::vector<std::set<uint32_t>> inputs_on(D);
   for (NodeId op : graph.Ops()) {
@@ -216,18 +312,18 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(
         if (wp != nullptr && wp->mode == plan::WeightMode::kDha) continue;
       }
       if (p.kind == NodeKind::kInput) inputs_on[dev.value()].insert(t.value());
-      ++e->initial_refs_[t.value() * D + dev.value()];
+      ++e->initial_refs_[dev.value() * T + t.value()];
     }
   }
   for (size_t i = 0; i < plan.transfers.size(); ++i)
     if (e->transfer_src_[i] >= 0)
-      ++e->initial_refs_[plan.transfers[i].tensor.value() * D +
-                         static_cast<size_t>(e->transfer_src_[i])];
+      ++e->initial_refs_[static_cast<size_t>(e->transfer_src_[i]) * T +
+                         plan.transfers[i].tensor.value()];
   for (NodeId out : graph.Outputs()) {
     const TensorId t = graph.node(out).inputs.at(0);
     const NodeId producer = graph.tensor(t).producer;
     if (graph.node(producer).is_op() && e->tasks_.op_device[producer.value()].valid())
-      ++e->initial_refs_[t.value() * D + e->tasks_.op_device[producer.value()].value()];
+      ++e->initial_refs_[e->tasks_.op_device[producer.value()].value() * T + t.value()];
   }
   for (size_t d = 0; d < D; ++d)
     for (uint32_t t : inputs_on[d]) e->input_slots_[d].push_back(TensorId(t));
@@ -241,6 +337,36 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(
     w.push_back(e->tasks_.tasks[k].stream);
     std::sort(w.begin(), w.end());
     w.erase(std::unique(w.begin(), w.end()), w.end());
+  }
+  // Each stream's "done" marks in cache lines of their own (RunState::done).
+  e->done_index_.assign(e->tasks_.tasks.size(), 0);
+  size_t next_slot = 0;
+  for (const plan::Stream& st : e->tasks_.streams) {
+    for (uint32_t task : st.tasks) e->done_index_[task] = static_cast<uint32_t>(next_slot++);
+    next_slot = (next_slot + 63) / 64 * 64;
+  }
+  e->done_slots_ = std::max<size_t>(next_slot, 1);
+  // Copy streams of activations between devices, on a backend whose copies are the calling
+  // thread's work, get no thread: each transfer runs on the thread that finishes what it waits
+  // for last (the producer's device thread, or the one that ran the stream's previous transfer).
+  // Waking a copy thread for each hand-off cost more than the copies (tens of microseconds per
+  // wake-up of a sleeping core; LSTM plans cross devices thousands of times).
+  e->inline_stream_.assign(e->tasks_.streams.size(), 0);
+  if (options.inline_activation_copies && options.copy_order == CopyOrder::kPlan &&
+      backend->CopiesOnCallingThread()) {
+    for (size_t k = 0; k < e->tasks_.streams.size(); ++k) {
+      const plan::Stream& st = e->tasks_.streams[k];
+      if (st.compute) continue;
+      bool activations_only = true;
+      for (uint32_t task : st.tasks) {
+        const uint32_t i = e->tasks_.tasks[task].transfer;
+        activations_only = activations_only &&
+                           plan.transfers[i].kind == plan::TransferKind::kActivation &&
+                           e->transfer_src_[i] >= 0 && e->transfer_dst_[i] >= 0;
+      }
+      e->inline_stream_[k] = activations_only ? 1 : 0;
+      e->has_inline_streams_ = e->has_inline_streams_ || activations_only;
+    }
   }
   // The devices each copy stream copies to (its thread is bound near them, BindCopyThread).
   e->stream_destinations_.assign(e->tasks_.streams.size(), {});
@@ -306,7 +432,7 @@ Status Executor::RunOp(RunState& s, int device, NodeId op) {
     ev.device = DeviceId(device);
     ev.dha = dha;
     ev.track = (*track_names_)[stream];
-    s.events[stream].push_back(ev);
+    s.progress[stream].events.push_back(ev);
   }
   Status st = backend_->Launch(device, node, in, out);
   if (!st.ok()) {
@@ -320,9 +446,9 @@ Status Executor::RunOp(RunState& s, int device, NodeId op) {
   if (options_.record_events) {
     ev.kind = sim::SimEvent::Kind::kOpFinish;
     ev.time = s.Now();
-    s.events[stream].push_back(ev);
+    s.progress[stream].events.push_back(ev);
   }
-  s.ops_run.fetch_add(1, std::memory_order_relaxed);
+  ++s.progress[stream].ops;
   // Release what this op read, and outputs nobody reads here.
   auto release = [&](TensorId t) {
     const size_t k = s.Slot(t, device);
@@ -351,22 +477,68 @@ Status Executor::RunOp(RunState& s, int device, NodeId op) {
   return Status::Ok();
 }
 
+size_t Executor::num_threads() const {
+  return static_cast<size_t>(std::count(inline_stream_.begin(), inline_stream_.end(), 0));
+}
+
 Status Executor::RunComputeStream(RunState& s, uint32_t stream) {
   const plan::Stream& st = tasks_.streams[stream];
   const int device = static_cast<int>(st.device.value());
   HX_RETURN_IF_ERROR(backend_->BindThread(device));
+  const auto spin = std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double, std::micro>(options_.spin_us));
   if (!s.WaitGo(stream)) return Status::Ok();
   for (uint32_t task : st.tasks) {
     const plan::Task& t = tasks_.tasks[task];
-    if (!s.WaitDeps(t)) return Status::Ok();
+    if (!s.WaitDeps(t, spin)) return Status::Ok();
     const plan::Subgraph& sg = plan_->devices[t.schedule].subgraphs[t.subgraph];
     for (NodeId op : sg.ops) {
       if (s.failed.load(std::memory_order_acquire)) return Status::Ok();
       HX_RETURN_IF_ERROR(RunOp(s, device, op));
     }
-    s.MarkDone(task);
+    HX_RETURN_IF_ERROR(Complete(s, task));
   }
   return Status::Ok();
+}
+
+void Executor::ClaimReadyInline(RunState& s, uint32_t stream,
+                                std::vector<uint32_t>* claimed) const {
+  // A transfer of the stream can run once the one before it there and its dependencies are done.
+  // Two threads finishing those at once may both see it ready; the compare-and-swap on the
+  // stream's next unclaimed position lets one of them run it.
+  const std::vector<uint32_t>& queue = tasks_.streams[stream].tasks;
+  uint32_t next = s.next_unclaimed[stream].load(std::memory_order_seq_cst);
+  if (next >= queue.size()) return;
+  if (next > 0 && !s.Done(queue[next - 1])) return;
+  if (!s.Ready(tasks_.tasks[queue[next]])) return;
+  if (s.next_unclaimed[stream].compare_exchange_strong(next, next + 1))
+    claimed->push_back(queue[next]);
+}
+
+Status Executor::RunClaimed(RunState& s, std::vector<uint32_t>* claimed, uint32_t runner) {
+  while (!claimed->empty()) {
+    const uint32_t task = claimed->back();
+    claimed->pop_back();
+    if (s.failed.load(std::memory_order_acquire)) return Status::Ok();
+    const Clock::time_point start = Clock::now();
+    const plan::Transfer& tr = plan_->transfers[tasks_.tasks[task].transfer];
+    HX_RETURN_IF_ERROR(RunTransferChunk(s, task, 0, graph_->tensor(tr.tensor).Bytes()));
+    s.MarkDone(*this, task, claimed);
+    if (runner != plan::kNoTask) {
+      RunState::StreamProgress& p = s.progress[runner];
+      ++p.inline_copies;
+      p.inline_copy_s += std::chrono::duration<double>(Clock::now() - start).count();
+    }
+  }
+  return Status::Ok();
+}
+
+Status Executor::Complete(RunState& s, uint32_t task) {
+  thread_local std::vector<uint32_t> claimed;
+  claimed.clear();
+  s.MarkDone(*this, task, &claimed);
+  const uint32_t stream = tasks_.tasks[task].stream;
+  return RunClaimed(s, &claimed, tasks_.streams[stream].compute ? stream : plan::kNoTask);
 }
 
 Status Executor::RunTransferChunk(RunState& s, uint32_t task, int64_t offset, int64_t bytes) {
@@ -395,7 +567,7 @@ Status Executor::RunTransferChunk(RunState& s, uint32_t task, int64_t offset, in
       ev.transfer = index;
       ev.value = static_cast<double>(total);
       ev.track = (*track_names_)[stream];
-      s.events[stream].push_back(ev);
+      s.progress[stream].events.push_back(ev);
     }
   }
   Status st;
@@ -425,7 +597,7 @@ Status Executor::RunTransferChunk(RunState& s, uint32_t task, int64_t offset, in
       ev.transfer = index;
       ev.value = static_cast<double>(total);
       ev.track = (*track_names_)[stream];
-      s.events[stream].push_back(ev);
+      s.progress[stream].events.push_back(ev);
     }
     if (src >= 0) {
       const size_t k = s.Slot(tr.tensor, src);
@@ -434,7 +606,7 @@ Status Executor::RunTransferChunk(RunState& s, uint32_t task, int64_t offset, in
         s.slots[k] = DeviceBuffer{};
       }
     }
-    s.transfers_run.fetch_add(1, std::memory_order_relaxed);
+    ++s.progress[stream].transfers;
   }
   return Status::Ok();
 }
@@ -448,7 +620,7 @@ Status Executor::RunCopyStream(RunState& s, uint32_t stream) {
       if (!s.WaitDeps(tasks_.tasks[task])) return Status::Ok();
       const plan::Transfer& tr = plan_->transfers[tasks_.tasks[task].transfer];
       HX_RETURN_IF_ERROR(RunTransferChunk(s, task, 0, graph_->tensor(tr.tensor).Bytes()));
-      s.MarkDone(task);
+      HX_RETURN_IF_ERROR(Complete(s, task));
     }
     return Status::Ok();
   }
@@ -477,9 +649,7 @@ Status Executor::RunCopyStream(RunState& s, uint32_t stream) {
       return false;
     };
     {
-      std::unique_lock<std::mutex> lock(s.mu);
-      s.stream_cv[stream]->wait(lock, [&] { return s.failed || pick(); });
-      if (s.failed) return Status::Ok();
+      if (!pick() && !s.Sleep(stream, pick)) return Status::Ok();
     }
     const uint32_t index = tasks_.tasks[task].transfer;
     const int64_t total = graph_->tensor(plan_->transfers[index].tensor).Bytes();
@@ -490,7 +660,7 @@ Status Executor::RunCopyStream(RunState& s, uint32_t stream) {
     if (offset + bytes >= total) {
       queues[dests[cursor]].pop_front();
       --remaining;
-      s.MarkDone(task);
+      HX_RETURN_IF_ERROR(Complete(s, task));
     }
     cursor = (cursor + 1) % dests.size();
   }
@@ -510,7 +680,7 @@ StatusOr<ExecResult> Executor::Run(const std::map<std::string, HostTensor>& inpu
   auto free_all = [&] {
     for (size_t k = 0; k < s.slots.size(); ++k)
       if (s.slots[k].ptr != nullptr || s.slots[k].bytes > 0) {
-        backend_->Free(static_cast<int>(k % D), s.slots[k]);
+        backend_->Free(static_cast<int>(k / s.num_tensors), s.slots[k]);
         s.slots[k] = DeviceBuffer{};
       }
   };
@@ -555,6 +725,7 @@ StatusOr<ExecResult> Executor::Run(const std::map<std::string, HostTensor>& inpu
   std::vector<std::thread> threads;
   threads.reserve(tasks_.streams.size());
   for (uint32_t k = 0; k < tasks_.streams.size(); ++k) {
+    if (inline_stream_[k]) continue;
     threads.emplace_back([this, &s, k] {
       Status st = tasks_.streams[k].compute ? RunComputeStream(s, k) : RunCopyStream(s, k);
       if (!st.ok()) s.Fail(st);
@@ -564,18 +735,25 @@ StatusOr<ExecResult> Executor::Run(const std::map<std::string, HostTensor>& inpu
     std::lock_guard<std::mutex> lock(s.mu);
     s.go = true;
     s.t0 = Clock::now();
-    s.last_done = s.t0;
   }
   s.WakeAll();
+  // Transfers of streams without a thread that wait for nothing run here.
+  if (has_inline_streams_) {
+    std::vector<uint32_t> claimed;
+    for (uint32_t k = 0; k < tasks_.streams.size(); ++k)
+      if (inline_stream_[k]) ClaimReadyInline(s, k, &claimed);
+    Status st = RunClaimed(s, &claimed, plan::kNoTask);
+    if (!st.ok()) s.Fail(st);
+  }
   // Watchdog: the run fails when no task finishes for options_.watchdog_s.
   {
     std::unique_lock<std::mutex> lock(s.mu);
-    size_t seen = s.finished;
+    size_t seen = s.Finished();
     Clock::time_point progress = Clock::now();
-    while (!s.failed && s.finished < tasks_.tasks.size()) {
+    while (!s.failed && s.streams_done.load() < tasks_.streams.size()) {
       s.watchdog_cv.wait_for(lock, std::chrono::milliseconds(50));
-      if (s.finished != seen) {
-        seen = s.finished;
+      if (s.Finished() != seen) {
+        seen = s.Finished();
         progress = Clock::now();
       } else if (options_.watchdog_s > 0.0 &&
                  std::chrono::duration<double>(Clock::now() - progress).count() >
@@ -584,7 +762,7 @@ StatusOr<ExecResult> Executor::Run(const std::map<std::string, HostTensor>& inpu
                           std::to_string(options_.watchdog_s) + " s; waiting:";
         for (const plan::Stream& st : tasks_.streams)
           for (uint32_t t : st.tasks)
-            if (!s.done[t]) {
+            if (!s.Done(t)) {
               msg += "\n  - " + plan::DescribeTask(tasks_, t, *plan_, *graph_, *cluster_);
               break;
             }
@@ -603,9 +781,15 @@ StatusOr<ExecResult> Executor::Run(const std::map<std::string, HostTensor>& inpu
   }
 
   ExecResult result;
-  result.latency_s = std::chrono::duration<double>(s.last_done - s.t0).count();
-  result.ops_run = s.ops_run.load();
-  result.transfers_run = s.transfers_run.load();
+  Clock::time_point last_done = s.t0;
+  for (const RunState::StreamProgress& p : s.progress) {
+    last_done = std::max(last_done, p.last_done);
+    result.ops_run += p.ops;
+    result.transfers_run += p.transfers;
+    result.inline_copies += p.inline_copies;
+    result.inline_copy_s += p.inline_copy_s;
+  }
+  result.latency_s = std::chrono::duration<double>(last_done - s.t0).count();
   for (size_t d = 0; d < D; ++d)
     result.peak_memory_bytes.push_back(backend_->PeakMemory(static_cast<int>(d)));
   for (NodeId out : graph_->Outputs()) {
@@ -636,8 +820,8 @@ StatusOr<ExecResult> Executor::Run(const std::map<std::string, HostTensor>& inpu
   free_all();
   if (options_.record_events) {
     result.track_names = track_names_;
-    for (const auto& stream_events : s.events)
-      result.events.insert(result.events.end(), stream_events.begin(), stream_events.end());
+    for (const RunState::StreamProgress& p : s.progress)
+      result.events.insert(result.events.end(), p.events.begin(), p.events.end());
     std::stable_sort(
         result.events.begin(), result.events.end(),
         [](const sim::SimEvent& a, const sim::SimEvent& b) { return a.time < b.time; });

@@ -83,5 +83,30 @@ TEST_F(CpuBackendBindingTest, UnpinnedBackendLeavesThreadsFree) {
   EXPECT_EQ(CoresAfter([&] { ASSERT_TRUE((*backend)->BindCopyThread({1}).ok()); }), free);
 }
 
+// Freed buffers of every size are kept for the next allocation of that size on the device, and
+// the device's accounting counts them as free.
+TEST(CpuBackendTest, FreedBuffersAreReusedBySize) {
+  auto cluster = hw::LoadCluster("local-cpu:groups=1");
+  ASSERT_TRUE(cluster.ok()) << cluster.status().ToString();
+  auto backend = CpuBackend::Create(*cluster);
+  ASSERT_TRUE(backend.ok()) << backend.status().ToString();
+  for (int64_t bytes : {int64_t{256}, int64_t{1} << 20}) {
+    auto a = (*backend)->Allocate(0, bytes);
+    ASSERT_TRUE(a.ok());
+    EXPECT_EQ((*backend)->MemoryInUse(0), bytes);
+    (*backend)->Free(0, *a);
+    EXPECT_EQ((*backend)->MemoryInUse(0), 0);
+    auto other = (*backend)->Allocate(0, bytes + 64);
+    auto again = (*backend)->Allocate(0, bytes);
+    ASSERT_TRUE(other.ok() && again.ok());
+    EXPECT_EQ(again->ptr, a->ptr) << bytes;
+    EXPECT_NE(other->ptr, a->ptr) << bytes;
+    EXPECT_EQ((*backend)->MemoryInUse(0), 2 * bytes + 64);
+    (*backend)->Free(0, *other);
+    (*backend)->Free(0, *again);
+    EXPECT_EQ((*backend)->MemoryInUse(0), 0);
+  }
+}
+
 }  // namespace
 }  // namespace hx::exec

@@ -245,6 +245,136 @@ TEST(ExecutorTest, AnInputReadTwiceIsReleasedOnce) {
   EXPECT_EQ((*backend)->MemoryInUse(0), 0);
 }
 
+// On the CPU backend an activation copy between core groups is work for a core, so the thread that
+// produced it copies it: queues of activations get no thread of their own. Outputs, transfers
+// and events are the same whichever thread copies and however long threads poll before they
+// sleep.
+TEST(ExecutorTest, ActivationCopiesRunOnTheProducersThreadOnCpu) {
+  Case c = MakeCase(hx::testing::MakeRandomDag(40, 3, 16));
+  hw::Cluster cluster = CpuCluster(2);
+  PlanSpec spec;
+  spec.device_of = [](size_t k) { return static_cast<int>(k % 2); };
+  spec.ops_per_subgraph = 1;
+  spec.weight_mode = [](NodeId, int) { return plan::WeightMode::kDha; };
+  plan::Plan p = MakePlan(c.graph, cluster, spec);
+  ASSERT_FALSE(p.queues.empty());
+  for (const plan::Transfer& tr : p.transfers) ASSERT_EQ(tr.kind, plan::TransferKind::kActivation);
+  auto backend = CpuBackend::Create(cluster);
+  ASSERT_TRUE(backend.ok());
+  struct Variant {
+    bool inline_copies;
+    double spin_us;
+  };
+  std::vector<ExecResult> results;
+  for (Variant v : {Variant{true, 50.0}, Variant{false, 0.0}, Variant{true, 0.0}}) {
+    ExecOptions opts;
+    opts.inline_activation_copies = v.inline_copies;
+    opts.spin_us = v.spin_us;
+    auto executor = Executor::Create(p, c.graph, cluster, backend->get(), &c.weights, opts);
+    ASSERT_TRUE(executor.ok()) << executor.status().ToString();
+    size_t copy_queues = 0;
+    for (const plan::CopyQueue& q : p.queues) copy_queues += q.transfers.empty() ? 0 : 1;
+    EXPECT_EQ((*executor)->num_threads(), v.inline_copies ? 2u : 2u + copy_queues);
+    auto r = (*executor)->Run(c.inputs);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->transfers_run, p.transfers.size());
+    for (int d = 0; d < 2; ++d) EXPECT_EQ((*backend)->MemoryInUse(d), 0) << d;
+    results.push_back(std::move(r).value());
+  }
+  for (const ExecResult& r : results) {
+    ASSERT_EQ(r.outputs.size(), results[0].outputs.size());
+    for (size_t i = 0; i < r.outputs.size(); ++i)
+      EXPECT_TRUE(BitEqual(r.outputs[i], results[0].outputs[i])) << r.output_names[i];
+    EXPECT_EQ(r.events.size(), results[0].events.size());
+  }
+  // A queue that also loads weights keeps its thread.
+  spec.weight_mode = [](NodeId, int) { return plan::WeightMode::kLoad; };
+  plan::Plan loads = MakePlan(c.graph, cluster, spec);
+  auto executor = Executor::Create(loads, c.graph, cluster, backend->get(), &c.weights);
+  ASSERT_TRUE(executor.ok()) << executor.status().ToString();
+  EXPECT_GT((*executor)->num_threads(), 2u);
+  ExecOptions negative;
+  negative.spin_us = -1.0;
+  EXPECT_FALSE(negative.Validate().ok());
+}
+
+// Marks are set without a lock and threads sleep only after polling: many runs of a plan that
+// crosses devices at every op, sleeping at once (spin 0) or after a short poll, all finish (a lost
+// wake-up would end in the watchdog's error) with the same outputs.
+TEST(ExecutorTest, ManyRunsNeverLoseAWakeUp) {
+  Case c = MakeCase(hx::testing::MakeRandomDag(60, 3, 8));
+  hw::Cluster cluster = CpuCluster(3);
+  PlanSpec spec;
+  spec.device_of = [](size_t k) { return static_cast<int>((k * 7 + k / 3) % 3); };
+  spec.ops_per_subgraph = 1;
+  plan::Plan p = MakePlan(c.graph, cluster, spec);
+  auto backend = CpuBackend::Create(cluster);
+  ASSERT_TRUE(backend.ok());
+  std::vector<HostTensor> first;
+  for (double spin_us : {0.0, 2.0}) {
+    ExecOptions opts;
+    opts.spin_us = spin_us;
+    opts.watchdog_s = 20;
+    opts.record_events = false;
+    auto executor = Executor::Create(p, c.graph, cluster, backend->get(), &c.weights, opts);
+    ASSERT_TRUE(executor.ok()) << executor.status().ToString();
+    for (int run = 0; run < 100; ++run) {
+      auto r = (*executor)->Run(c.inputs);
+      ASSERT_TRUE(r.ok()) << "spin " << spin_us << " run " << run << ": " << r.status().ToString();
+      ASSERT_EQ(r->ops_run, c.graph.Ops().size());
+      ASSERT_EQ(r->transfers_run, p.transfers.size());
+      if (first.empty()) first = r->outputs;
+      for (size_t i = 0; i < first.size(); ++i) ASSERT_TRUE(BitEqual(r->outputs[i], first[i]));
+    }
+  }
+}
+
+// An activation copy the producer's thread runs can fail (the destination is full): the run stops
+// with an error naming the transfer and the device, and frees everything.
+TEST(ExecutorTest, AFailedInlineCopyStopsTheRun) {
+  graph::Graph g("wide");
+  TensorId x = g.node(g.AddInput("x", graph::DType::kF32, {1, 16})).outputs[0];
+  TensorId w = g.node(g.AddWeight("w", graph::DType::kF32, {16, 1024})).outputs[0];
+  TensorId a =
+      g.node(g.AddOpWithOutputs("MatMul", "a", {x, w}, {{"a.out", graph::DType::kF32, {1, 1024}}}))
+          .outputs[0];
+  TensorId b =
+      g.node(g.AddOpWithOutputs("Relu", "b", {a}, {{"b.out", graph::DType::kF32, {1, 1024}}}))
+          .outputs[0];
+  g.AddOutput(b);
+  Case c = MakeCase(std::move(g));
+  // cpu:1 holds 2 KiB: less than the 4 KiB activation copied into it.
+  hw::Cluster cluster("uneven");
+  PlaceId host = cluster.AddHostMemory("local");
+  for (int k = 0; k < 2; ++k) {
+    hw::DeviceSpec spec = hw::CpuCoreGroupSpec(*hw::FindDeviceSpec("cpu-core"), 1);
+    spec.memory_bytes = k == 0 ? int64_t{1} << 30 : 2048;
+    const std::string name = "cpu:" + std::to_string(k);
+    DeviceId d = cluster.AddDevice(name, hw::DeviceKind::kCpu, "local", spec);
+    cluster.AddLink("membus:" + name, hw::LinkKind::kMemoryBus, host, cluster.PlaceOf(d),
+                    spec.memory_bandwidth_bytes_per_s, 1e-7);
+  }
+  ASSERT_TRUE(cluster.Finalize().ok());
+  PlanSpec spec;
+  spec.device_of = [](size_t k) { return static_cast<int>(k % 2); };
+  spec.weight_mode = [](NodeId, int) { return plan::WeightMode::kDha; };
+  plan::Plan p = MakePlan(c.graph, cluster, spec);
+  auto backend = CpuBackend::Create(cluster);
+  ASSERT_TRUE(backend.ok());
+  ExecOptions opts;
+  opts.watchdog_s = 30;
+  auto executor = Executor::Create(p, c.graph, cluster, backend->get(), &c.weights, opts);
+  ASSERT_TRUE(executor.ok()) << executor.status().ToString();
+  EXPECT_EQ((*executor)->num_threads(), 2u);
+  auto r = (*executor)->Run(c.inputs);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(r.status().message().find("transfer"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("'a.out'"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("cpu:1"), std::string::npos) << r.status().message();
+  for (int d = 0; d < 2; ++d) EXPECT_EQ((*backend)->MemoryInUse(d), 0) << d;
+}
+
 TEST(ExecutorTest, RelayedWeightsAreForwardedDeviceToDevice) {
   Case c = MakeCase(hx::testing::MakeChain(6, 32, 4));
   PlanSpec spec;

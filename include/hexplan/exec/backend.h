@@ -41,6 +41,11 @@ class DeviceBackend {
     return Status::Ok();
   }
 
+  // Whether a device-to-device copy is work for the calling thread (the CPU backend's memcpy)
+  // rather than for a DMA engine: the executor then runs activation copies on the thread that
+  // made them ready instead of waking a copy thread for each.
+  virtual bool CopiesOnCallingThread() const { return false; }
+
   // Device memory. Allocation beyond the device's capacity is ResourceExhausted naming the device.
   virtual StatusOr<DeviceBuffer> Allocate(int device, int64_t bytes) = 0;
   virtual void Free(int device, DeviceBuffer buffer) = 0;

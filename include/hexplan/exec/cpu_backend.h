@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <unordered_map>
 #include <vector>
 
 #include "hexplan/exec/backend.h"
@@ -23,13 +24,24 @@ struct CpuBackendOptions {
   bool empty_kernels = false;  // launch does nothing (dispatch-overhead measurements)
   // Keep freed buffers for reuse by an allocation of the same size (a caching allocator, as GPU
   // runtimes have): the runs after the first reuse warm, already-faulted pages instead of paying
-  // the kernel's page faults for every weight and activation again.
+  // the kernel's page faults for every weight and activation again, and small buffers handed
+  // between device threads do not go through malloc's locked arenas.
   bool cache_buffers = true;
   Status Validate() const { return Status::Ok(); }
 };
 
 // The cores a device name like "cpu:0-3" or "cpu:0,2,5-7" denotes (empty when it names none).
 std::vector<int> ParseCoreList(const std::string& device_name);
+
+// A test-and-set lock for critical sections of a few instructions (yields after a long wait).
+class SpinLock {
+ public:
+  void lock();
+  void unlock() { locked_.store(false, std::memory_order_release); }
+
+ private:
+  std::atomic<bool> locked_{false};
+};
 
 class CpuBackend final : public DeviceBackend {
  public:
@@ -41,6 +53,7 @@ class CpuBackend final : public DeviceBackend {
   int num_devices() const override { return static_cast<int>(devices_.size()); }
   Status BindThread(int device) override;
   Status BindCopyThread(const std::vector<int>& destinations) override;
+  bool CopiesOnCallingThread() const override { return true; }
   StatusOr<DeviceBuffer> Allocate(int device, int64_t bytes) override;
   void Free(int device, DeviceBuffer buffer) override;
   int64_t MemoryInUse(int device) const override;
@@ -66,11 +79,16 @@ class CpuBackend final : public DeviceBackend {
     std::string name;
     std::vector<int> cores;
     int64_t capacity = 0;
-    std::atomic<int64_t> in_use{0};
+    // Other devices' threads allocate here too (the activations they copy in): the counters
+    // they update are kept apart from the one only this device's thread writes.
+    alignas(64) std::atomic<int64_t> in_use{0};
     std::atomic<int64_t> peak{0};
-    std::atomic<uint64_t> launched{0};
-    std::mutex cache_mutex;
-    std::multimap<int64_t, void*> cached;  // freed buffers by size
+    alignas(64) std::atomic<uint64_t> launched{0};
+    // Freed buffers by size. Its lock is a spin lock: the critical sections are a few loads and
+    // stores, and a thread that sleeps on a contended mutex costs tens of microseconds to wake
+    // (malloc's own arena locks did that when two device threads handed buffers to each other).
+    SpinLock cache_lock;
+    std::unordered_map<int64_t, std::vector<void*>> cached;
   };
   CpuBackend() = default;
   Status CheckDevice(int device) const;

@@ -41,6 +41,14 @@ struct ExecOptions {
   int64_t chunk_bytes = int64_t{1} << 20;  // kRoundRobin: bytes copied per turn
   double watchdog_s = 60.0;                // abort when no task finishes for this long; 0: never
   bool record_events = true;               // keep op/transfer events for a trace
+  // On a backend whose device-to-device copies are the calling thread's work (the CPU backend's
+  // memcpy), copy queues holding only activations between devices get no thread: each transfer
+  // runs on the thread that finishes the last thing it waits for, usually the producer's device
+  // thread right after the producing subgraph.
+  bool inline_activation_copies = true;
+  // A device thread polls this long for what its next subgraph waits for before it sleeps on its
+  // condition variable (waking a sleeping core costs tens of microseconds); 0 sleeps at once.
+  double spin_us = 50.0;
   Status Validate() const;
 };
 
@@ -56,6 +64,10 @@ struct ExecResult {
   std::shared_ptr<const std::vector<std::string>> track_names;
   uint64_t ops_run = 0;
   uint64_t transfers_run = 0;
+  // Activation copies that device threads ran themselves (ExecOptions::inline_activation_copies)
+  // and the time they spent on them, copy and bookkeeping, summed over the threads.
+  uint64_t inline_copies = 0;
+  double inline_copy_s = 0.0;
 };
 
 class Executor {
@@ -77,6 +89,9 @@ class Executor {
   StatusOr<ExecResult> Run(const std::map<std::string, HostTensor>& inputs);
 
   const plan::TaskGraph& task_graph() const { return tasks_; }
+  // The threads one Run starts: one per device, one per copy queue that has a thread of its own
+  // (ExecOptions::inline_activation_copies).
+  size_t num_threads() const;
 
  private:
   struct RunState;
@@ -84,6 +99,14 @@ class Executor {
   Status RunComputeStream(RunState& state, uint32_t stream);
   Status RunCopyStream(RunState& state, uint32_t stream);
   Status RunTransferChunk(RunState& state, uint32_t task, int64_t offset, int64_t bytes);
+  // Marks `task` done, then runs the transfers of thread-less streams that became ready.
+  Status Complete(RunState& state, uint32_t task);
+  // `runner`: the compute stream whose thread runs them (their time is counted there), or
+  // plan::kNoTask.
+  Status RunClaimed(RunState& state, std::vector<uint32_t>* claimed, uint32_t runner);
+  // Claims the next transfer of a thread-less copy stream when it is ready (appended to
+  // `claimed`); called after a task it may wait for has finished.
+  void ClaimReadyInline(RunState& state, uint32_t stream, std::vector<uint32_t>* claimed) const;
   Status RunOp(RunState& state, int device, NodeId op);
   int DeviceOfPlace(PlaceId place) const;  // -1 for host memory and switches
   const plan::WeightPlacement* PlacementFor(NodeId weight, DeviceId device) const;
@@ -102,7 +125,11 @@ class Executor {
   std::vector<std::vector<TensorId>> input_slots_;     // per device: graph inputs it reads
   std::vector<std::vector<uint32_t>> waiters_;         // per task: streams to wake when it finishes
   std::vector<std::vector<int>> stream_destinations_;  // per copy stream: devices it copies to
-  std::unique_ptr<RunState> state_;                    // reused by every Run
+  std::vector<uint8_t> inline_stream_;  // per stream: a copy stream run by no thread of its own
+  bool has_inline_streams_ = false;
+  std::vector<uint32_t> done_index_;  // per task: its "done" mark in RunState (grouped by stream)
+  size_t done_slots_ = 0;
+  std::unique_ptr<RunState> state_;  // reused by every Run
 };
 
 }  // namespace hx::exec
