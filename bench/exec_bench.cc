@@ -181,20 +181,32 @@ void Fidelity(benchmark::State& state, const std::string& model, graph::ZooOptio
   state.counters["devices_used"] = static_cast<double>(p.devices.size());
   state.counters["dispatch_us_per_op"] = cal.dispatch_s_per_op * 1e6;
   state.counters["handoff_us"] = cal.handoff_s * 1e6;
+  state.counters["send_us"] = cal.send_s * 1e6;
   state.counters["kernel_sum_ms"] = cal.kernel_sum_s * 1e3;
   state.counters["one_device_run_ms"] = cal.one_device_run_s * 1e3;
   state.counters["contention_gamma"] = cal.contention_gamma;
-  // The same plan simulated without the contention term, for comparison.
-  cost::Profile plain;
-  for (const auto& [node, devices] : profile->node_times())
-    for (const auto& [device, seconds] : devices) plain.SetNodeTime(node, device, seconds);
-  for (const auto& [node, pairs] : profile->transfer_times())
-    for (const auto& [pair, seconds] : pairs)
-      plain.SetTransferTime(node, pair.first, pair.second, seconds);
-  cost::CostModel plain_cost(*g, cluster, {}, &plain);
-  auto plain_sim = sim::Simulate(p, plain_cost);
-  HX_CHECK(plain_sim.ok());
-  state.counters["no_contention_error_pct"] = 100.0 * (plain_sim->makespan_s - measured) / measured;
+  // The same plan simulated without the contention term, and without the send costs, for
+  // comparison.
+  auto error_without = [&](bool contention, bool send) {
+    cost::Profile part;
+    for (const auto& [node, devices] : profile->node_times())
+      for (const auto& [device, seconds] : devices) part.SetNodeTime(node, device, seconds);
+    for (const auto& [node, pairs] : profile->transfer_times())
+      for (const auto& [pair, seconds] : pairs)
+        part.SetTransferTime(node, pair.first, pair.second, seconds);
+    if (contention)
+      for (const auto& [device, gamma] : profile->cpu_contention())
+        part.SetCpuContention(device, gamma);
+    if (send)
+      for (const auto& [pair, seconds] : profile->send_costs())
+        part.SetSendCost(pair.first, pair.second, seconds);
+    cost::CostModel part_cost(*g, cluster, {}, &part);
+    auto part_sim = sim::Simulate(p, part_cost);
+    HX_CHECK(part_sim.ok());
+    return 100.0 * (part_sim->makespan_s - measured) / measured;
+  };
+  state.counters["no_send_cost_error_pct"] = error_without(true, false);
+  state.counters["no_contention_error_pct"] = error_without(false, true);
 }
 
 void BM_FidelityGpt2(benchmark::State& state) {

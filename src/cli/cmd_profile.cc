@@ -63,6 +63,7 @@ int RunProfile(const ProfileArgs& args) {
     out["one_device_run_ms"] = cal.one_device_run_s * 1e3;
     if (cluster.num_devices() >= 2) {
       out["handoff_us"] = cal.handoff_s * 1e6;
+      out["send_us"] = cal.send_s * 1e6;
       if (options.contention) {
         out["kernel_sum_ms"] = cal.kernel_sum_s * 1e3;
         out["concurrent_kernel_sum_ms"] = cal.concurrent_kernel_sum_s * 1e3;

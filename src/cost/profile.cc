@@ -164,10 +164,25 @@ std::optional<double> Profile::CpuContention(const std::string& device_name,
   return std::nullopt;
 }
 
+void Profile::SetSendCost(const std::string& src, const std::string& dst, double seconds) {
+  send_costs_[{src, dst}] = seconds;
+}
+
+std::optional<double> Profile::SendCost(const std::string& src_name, const std::string& src_model,
+                                        const std::string& dst_name,
+                                        const std::string& dst_model) const {
+  for (const auto& key :
+       {std::make_pair(src_name, dst_name), std::make_pair(src_model, dst_model)}) {
+    auto it = send_costs_.find(key);
+    if (it != send_costs_.end()) return it->second;
+  }
+  return std::nullopt;
+}
+
 bool Profile::empty() const { return num_entries() == 0; }
 
 size_t Profile::num_entries() const {
-  size_t n = node_memory_.size() + cpu_contention_.size();
+  size_t n = node_memory_.size() + cpu_contention_.size() + send_costs_.size();
   for (const auto& [k, row] : node_times_) n += row.size();
   for (const auto& [k, row] : signature_times_) n += row.size();
   for (const auto& [k, row] : transfer_times_) n += row.size();
@@ -186,6 +201,7 @@ void Profile::Merge(const Profile& other) {
   }
   for (const auto& [k, b] : other.node_memory_) node_memory_[k] = b;
   for (const auto& [k, g] : other.cpu_contention_) cpu_contention_[k] = g;
+  for (const auto& [k, c] : other.send_costs_) send_costs_[k] = c;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -235,6 +251,12 @@ std::string Profile::ToJson() const {
       contention.push_back({{"device", device}, {"gamma", gamma}});
     doc["cpu_contention"] = std::move(contention);
   }
+  if (!send_costs_.empty()) {
+    json send = json::array();
+    for (const auto& [pair, seconds] : send_costs_)
+      send.push_back({{"src", pair.first}, {"dst", pair.second}, {"seconds", seconds}});
+    doc["transfer_send"] = std::move(send);
+  }
   return doc.dump(2) + "\n";
 }
 
@@ -258,7 +280,7 @@ StatusOr<Profile> Profile::FromJson(const std::string& text, const std::string& 
   if (doc.contains("version") && (!doc["version"].is_number_integer() || doc["version"] != 1)) {
     return err("version", "expected 1");
   }
-  for (const char* key : {"ops", "transfers", "memory", "cpu_contention"}) {
+  for (const char* key : {"ops", "transfers", "memory", "cpu_contention", "transfer_send"}) {
     if (doc.contains(key) && !doc[key].is_array()) return err(key, "expected an array");
   }
   auto get_string = [&](const json& e, const std::string& where, const char* field,
@@ -348,6 +370,20 @@ StatusOr<Profile> Profile::FromJson(const std::string& text, const std::string& 
         return err(where + ".gamma", "expected a non-negative number");
       }
       profile.SetCpuContention(device, e["gamma"].get<double>());
+    }
+  }
+  if (doc.contains("transfer_send")) {
+    const json& send = doc["transfer_send"];
+    for (size_t i = 0; i < send.size(); ++i) {
+      const json& e = send[i];
+      const std::string where = "transfer_send[" + std::to_string(i) + "]";
+      if (!e.is_object()) return err(where, "expected an object");
+      std::string src, dst;
+      double seconds = 0.0;
+      HX_RETURN_IF_ERROR(get_string(e, where, "src", &src));
+      HX_RETURN_IF_ERROR(get_string(e, where, "dst", &dst));
+      HX_RETURN_IF_ERROR(get_seconds(e, where, &seconds));
+      profile.SetSendCost(src, dst, seconds);
     }
   }
   return profile;

@@ -235,18 +235,23 @@ StatusOr<plan::Plan> SpreadPlan(const graph::Graph& graph, const hw::Cluster& cl
   return p;
 }
 
-// The latencies of `runs` timed runs of a plan (after one untimed run), appended to `latencies`.
+// The latencies of `runs` timed runs of a plan (after one untimed run), appended to `latencies`;
+// with `send_costs`, also each run's mean time a device thread spent on an activation copy it ran
+// itself (runs with such copies only).
 Status TimeRuns(const plan::Plan& p, const graph::Graph& graph, const hw::Cluster& cluster,
                 DeviceBackend& backend, const std::vector<HostTensor>& weights,
                 const std::map<std::string, HostTensor>& inputs, int runs,
-                std::vector<double>* latencies) {
+                std::vector<double>* latencies, std::vector<double>* send_costs = nullptr) {
   ExecOptions options;
   options.record_events = false;
   HX_ASSIGN_OR_RETURN(auto executor,
                       Executor::Create(p, graph, cluster, &backend, &weights, options));
   for (int r = 0; r < runs + 1; ++r) {
     HX_ASSIGN_OR_RETURN(ExecResult result, executor->Run(inputs));
-    if (r > 0) latencies->push_back(result.latency_s);
+    if (r == 0) continue;
+    latencies->push_back(result.latency_s);
+    if (send_costs != nullptr && result.inline_copies > 0)
+      send_costs->push_back(result.inline_copy_s / static_cast<double>(result.inline_copies));
   }
   return Status::Ok();
 }
@@ -259,9 +264,11 @@ double Median(std::vector<double> v) {
 StatusOr<double> MedianRun(const plan::Plan& p, const graph::Graph& graph,
                            const hw::Cluster& cluster, DeviceBackend& backend,
                            const std::vector<HostTensor>& weights,
-                           const std::map<std::string, HostTensor>& inputs, int runs) {
+                           const std::map<std::string, HostTensor>& inputs, int runs,
+                           std::vector<double>* send_costs = nullptr) {
   std::vector<double> latencies;
-  HX_RETURN_IF_ERROR(TimeRuns(p, graph, cluster, backend, weights, inputs, runs, &latencies));
+  HX_RETURN_IF_ERROR(
+      TimeRuns(p, graph, cluster, backend, weights, inputs, runs, &latencies, send_costs));
   return Median(std::move(latencies));
 }
 
@@ -269,6 +276,7 @@ StatusOr<double> MedianRun(const plan::Plan& p, const graph::Graph& graph,
 // between them, with tiny and with large tensors.
 Status MeasureHandoff(const hw::Cluster& cluster, DeviceBackend& backend, DeviceId a, DeviceId b,
                       bool quick, ProfileCalibration* cal) {
+  constexpr int64_t kSmall = 16;
   auto chain = [&](int64_t elements, int n) {
     graph::Graph g("handoff");
     TensorId t = g.node(g.AddInput("x", graph::DType::kF32, {elements})).outputs[0];
@@ -282,6 +290,7 @@ Status MeasureHandoff(const hw::Cluster& cluster, DeviceBackend& backend, Device
   };
   // Quick (a time budget): shorter chains, one timed run each.
   const int n = quick ? 8 : 32, runs = quick ? 1 : 3;
+  std::vector<double> send_costs;  // of the small chain spread over a and b
   auto timed = [&](int64_t elements, bool spread) -> StatusOr<double> {
     graph::Graph g = chain(elements, n);
     std::vector<HostTensor> no_weights(g.num_nodes());
@@ -289,15 +298,19 @@ Status MeasureHandoff(const hw::Cluster& cluster, DeviceBackend& backend, Device
     in.emplace("x", HostTensor(graph::DType::kF32, {elements}));
     HX_ASSIGN_OR_RETURN(plan::Plan p,
                         SpreadPlan(g, cluster, [&](size_t k) { return spread && k % 2 ? b : a; }));
-    return MedianRun(p, g, cluster, backend, no_weights, in, runs);
+    return MedianRun(p, g, cluster, backend, no_weights, in, runs,
+                     spread && elements == kSmall ? &send_costs : nullptr);
   };
   const int64_t big = int64_t{1} << 18;  // 1 MiB tensors
-  HX_ASSIGN_OR_RETURN(double small_local, timed(16, false));
-  HX_ASSIGN_OR_RETURN(double small_spread, timed(16, true));
+  HX_ASSIGN_OR_RETURN(double small_local, timed(kSmall, false));
+  HX_ASSIGN_OR_RETURN(double small_spread, timed(kSmall, true));
   HX_ASSIGN_OR_RETURN(double big_local, timed(big, false));
   HX_ASSIGN_OR_RETURN(double big_spread, timed(big, true));
   const double hops = n - 1;
   cal->handoff_s = std::max(0.0, (small_spread - small_local) / hops);
+  // The sender's share of a hop: what the producing thread spent copying and marking (backends
+  // whose copies run on the device threads; DeviceBackend::CopiesOnCallingThread).
+  cal->send_s = send_costs.empty() ? 0.0 : std::min(cal->handoff_s, Median(send_costs));
   const double per_big_hop = (big_spread - big_local) / hops - cal->handoff_s;
   cal->copy_bytes_per_s = per_big_hop > 0.0 ? static_cast<double>(big) * 4.0 / per_big_hop : 0.0;
   return Status::Ok();
@@ -403,6 +416,8 @@ StatusOr<cost::Profile> ProfileGraph(const graph::Graph& graph, const hw::Cluste
           cal.handoff_s + (cal.copy_bytes_per_s > 0 ? bytes / cal.copy_bytes_per_s : 0.0);
       for (const auto& [a, b] : pairs) profile.SetTransferTime(node.name, a, b, t);
     }
+    if (cal.send_s > 0.0)
+      for (const auto& [a, b] : pairs) profile.SetSendCost(a, b, cal.send_s);
   }
   if (calibration != nullptr) *calibration = cal;
   return profile;

@@ -178,6 +178,17 @@ class Engine {
   }
   // The profile's time for an activation copy between two devices (by tensor name, then its
   // producer's name; device names, then models), when the workload gives one.
+  // The profile's send cost of a transfer between two devices (cost::Profile::SendCost).
+  std::optional<double> SendCost(const plan::Transfer& tr) const {
+    const cost::Profile* profile = cost_.profile();
+    if (profile == nullptr) return std::nullopt;
+    const hw::Place& sp = cluster_.place(tr.src);
+    const hw::Place& dp = cluster_.place(tr.dst);
+    if (sp.kind != hw::PlaceKind::kDevice || dp.kind != hw::PlaceKind::kDevice) return std::nullopt;
+    const hw::Device& a = cluster_.device(sp.device);
+    const hw::Device& b = cluster_.device(dp.device);
+    return profile->SendCost(a.name, a.spec.model, b.name, b.spec.model);
+  }
   std::optional<double> ProfiledTransferTime(const plan::Transfer& tr) const {
     const cost::Profile* profile = cost_.profile();
     if (profile == nullptr) return std::nullopt;
@@ -257,6 +268,7 @@ class Engine {
   std::vector<std::vector<uint32_t>> dependents_;
   std::vector<uint32_t> stream_pred_;  // per task: the task before it on its stream
   std::vector<double> transfer_latency_;
+  std::vector<double> send_cost_;  // per node: the profile's send costs of its outgoing copies
   std::vector<std::vector<uint32_t>> transfer_resources_;
   std::vector<uint32_t> transfer_alloc_;    // buffer allocated at start (or kNone)
   std::vector<uint32_t> transfer_release_;  // buffer reference released at finish (or kNone)
@@ -323,6 +335,7 @@ void Engine::Setup() {
   // Per transfer.
   const size_t nt = plan_.transfers.size();
   transfer_latency_.assign(nt, 0.0);
+  send_cost_.assign(graph_.num_nodes(), 0.0);
   transfer_resources_.assign(nt, {});
   transfer_alloc_.assign(nt, kNone);
   transfer_release_.assign(nt, kNone);
@@ -340,7 +353,12 @@ void Engine::Setup() {
           bottleneck = std::min(bottleneck, cluster_.link(h.link).bandwidth_bytes_per_s);
         const double bytes = static_cast<double>(graph_.tensor(tr.tensor).Bytes());
         if (bytes > 0.0 && bottleneck > 0.0 && std::isfinite(bottleneck)) flow = bytes / bottleneck;
-        transfer_latency_[i] = std::max(transfer_latency_[i], *measured - flow);
+        // The part the sender's thread does itself (a CPU core group copies what it produced)
+        // keeps the producing op's device busy; the rest is latency.
+        const double send = std::min(*measured, SendCost(tr).value_or(0.0));
+        const NodeId producer = graph_.tensor(tr.tensor).producer;
+        if (send > 0.0 && producer.valid()) send_cost_[producer.index()] += send;
+        transfer_latency_[i] = std::max(transfer_latency_[i], *measured - flow - send);
       }
     }
     const DeviceId dst = cluster_.place(tr.dst).device;
@@ -390,6 +408,9 @@ void Engine::Setup() {
       } else {
         info.duration = cost_.OpTime(op, dev);
       }
+      // Sending its output to other devices keeps the op's device busy after the kernel.
+      info.duration += send_cost_[op.index()];
+      if (info.dha) info.dha_tail += send_cost_[op.index()];
       // A footprint the workload states (MOIRAI mi, EfficientMIP size) is held on the device for
       // the whole run (as the validator's bound counts it); otherwise the op's workspace lives
       // while it runs.

@@ -40,6 +40,27 @@ TEST(ProfileTest, JsonRoundTrip) {
   EXPECT_TRUE(std::isinf(back->node_times().at("op1").at("cpu")));
 }
 
+// The JSON-only sections survive a round trip, and a send cost is found by device names before
+// models.
+TEST(ProfileTest, ContentionAndSendCostsRoundTripInJson) {
+  Profile p = SampleProfile();
+  p.SetCpuContention("cpu-core", 0.4);
+  p.SetSendCost("cpu-core", "cpu-core", 1.5e-6);
+  p.SetSendCost("cpu:0-0", "cpu:1-1", 2.5e-6);
+  EXPECT_EQ(p.num_entries(), 10u);
+  auto back = Profile::FromJson(p.ToJson(), "p.json");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  ExpectSame(p, *back);
+  EXPECT_EQ(back->cpu_contention(), p.cpu_contention());
+  EXPECT_EQ(back->send_costs(), p.send_costs());
+  EXPECT_EQ(back->SendCost("cpu:0-0", "cpu-core", "cpu:1-1", "cpu-core"), 2.5e-6);
+  EXPECT_EQ(back->SendCost("cpu:1-1", "cpu-core", "cpu:0-0", "cpu-core"), 1.5e-6);
+  EXPECT_FALSE(back->SendCost("cpu:1-1", "cpu-core", "gpu0", "A100").has_value());
+  Profile merged;
+  merged.Merge(*back);
+  EXPECT_EQ(merged.send_costs(), p.send_costs());
+}
+
 TEST(ProfileTest, CsvRoundTripIncludingQuotedSignatures) {
   Profile p = SampleProfile();
   std::string csv = p.ToCsv();
@@ -121,7 +142,11 @@ INSTANTIATE_TEST_SUITE_P(
                  "exactly one"},
         BadInput{R"({"ops": [{}, {"node": "a", "device": "g", "seconds": "x"}]})", "ops[0]"},
         BadInput{R"({"transfers": [{"node": "a", "src": "g", "seconds": 1}]})", "transfers[0].dst"},
-        BadInput{R"({"memory": [{"node": "a", "bytes": 1.5}]})", "memory[0].bytes"}));
+        BadInput{R"({"memory": [{"node": "a", "bytes": 1.5}]})", "memory[0].bytes"},
+        BadInput{R"({"transfer_send": {"src": "a"}})", "transfer_send: expected an array"},
+        BadInput{R"({"transfer_send": [{"src": "a", "dst": "b", "seconds": -1}]})",
+                 "transfer_send[0].seconds"},
+        BadInput{R"({"transfer_send": [{"src": "a", "seconds": 1e-6}]})", "transfer_send[0].dst"}));
 
 class ProfileCsvErrorTest : public ::testing::TestWithParam<BadInput> {};
 

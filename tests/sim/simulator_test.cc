@@ -220,6 +220,54 @@ TEST(SimulatorTest, MeasuredCpuDhaOpsTakeTheirMeasuredTime) {
   EXPECT_GE(streamed.ops[Op(g, "a").index()].finish, 16384 / 1e9 - kTol);
 }
 
+// A profiled send cost keeps the producer's device busy after the op (its next op waits), while
+// the consumer still gets the tensor after the measured transfer time in all.
+TEST(SimulatorTest, SendCostKeepsTheProducerBusyNotTheConsumerWaitingLonger) {
+  graph::Graph g("send");
+  TensorId x = g.node(g.AddInput("x", graph::DType::kF32, {16})).outputs[0];
+  TensorId a = g.node(g.AddOpWithOutputs("Relu", "a", {x}, {{"a.out", graph::DType::kF32, {16}}}))
+                   .outputs[0];
+  TensorId b = g.node(g.AddOpWithOutputs("Relu", "b", {a}, {{"b.out", graph::DType::kF32, {16}}}))
+                   .outputs[0];
+  TensorId c = g.node(g.AddOpWithOutputs("Relu", "c", {x}, {{"c.out", graph::DType::kF32, {16}}}))
+                   .outputs[0];
+  g.AddOutput(b);
+  g.AddOutput(c);
+  hw::Cluster cluster("two-groups");
+  PlaceId host = cluster.AddHostMemory("n0");
+  auto spec = hw::FindDeviceSpec("cpu-core");
+  ASSERT_TRUE(spec.has_value());
+  for (const char* name : {"cpu:0-0", "cpu:1-1"}) {
+    DeviceId d = cluster.AddDevice(name, hw::DeviceKind::kCpu, "n0", *spec);
+    cluster.AddLink(std::string("membus:") + name, hw::LinkKind::kMemoryBus, host,
+                    cluster.PlaceOf(d), 10e9, 0.0);
+  }
+  ASSERT_TRUE(cluster.Finalize().ok());
+  Plan p;
+  p.devices.push_back({DeviceId(0), {Subgraph{{Op(g, "a")}}, Subgraph{{Op(g, "c")}}}});
+  p.devices.push_back({DeviceId(1), {Subgraph{{Op(g, "b")}}}});
+  ASSERT_TRUE(plan::CompleteTransfers(p, g, cluster).ok());
+  ASSERT_EQ(p.transfers.size(), 1u);
+  cost::Profile profile;
+  for (const char* op : {"a", "b", "c"}) profile.SetNodeTime(op, spec->model, 10e-6);
+  profile.SetTransferTime("a", spec->model, spec->model, 5e-6);
+  cost::CostModel without(g, cluster, {}, &profile);
+  SimResult plain = SimRun(p, without);
+  profile.SetSendCost(spec->model, spec->model, 2e-6);
+  cost::CostModel with(g, cluster, {}, &profile);
+  SimResult sending = SimRun(p, with);
+  EXPECT_NEAR(plain.ops[Op(g, "c").index()].start, 10e-6, 1e-9);
+  EXPECT_NEAR(sending.ops[Op(g, "c").index()].start, 12e-6, 1e-9);
+  for (const SimResult* r : {&plain, &sending})
+    EXPECT_NEAR(r->ops[Op(g, "b").index()].start, 15e-6, 1e-8);
+  // A send cost above the transfer's measured time is capped at it (no negative latency).
+  profile.SetSendCost(spec->model, spec->model, 9e-6);
+  cost::CostModel capped(g, cluster, {}, &profile);
+  SimResult over = SimRun(p, capped);
+  EXPECT_NEAR(over.ops[Op(g, "c").index()].start, 15e-6, 1e-9);
+  EXPECT_NEAR(over.ops[Op(g, "b").index()].start, 15e-6, 1e-8);
+}
+
 TEST(SimulatorTest, DhaOpAndTransferOnOneBusSlowEachOther) {
   // "a" on gpu0 reads its weight by DHA (1 ms alone: the read dominates); "b" on gpu1 loads its
   // weight over the same bus (1 ms alone). Together each gets half the bus: both end at 2 ms.

@@ -52,6 +52,15 @@ class Profile {
   void SetCpuContention(const std::string& device, double gamma);
   std::optional<double> CpuContention(const std::string& device_name,
                                       const std::string& device_model) const;
+  // What sending an activation costs the sending device's own thread, per transfer from a device
+  // of name or model `src` to one of `dst`: measured by `hexplan profile` on backends whose
+  // copies are the sender's work (a CPU core group copies what it produced). The simulator
+  // charges it to the producing op and keeps the rest of the transfer's time as latency. JSON
+  // only.
+  void SetSendCost(const std::string& src, const std::string& dst, double seconds);
+  // Looks up by device names first, then by models.
+  std::optional<double> SendCost(const std::string& src_name, const std::string& src_model,
+                                 const std::string& dst_name, const std::string& dst_model) const;
 
   // Lookups try the device name first, then its model, then its kind, then "*"; node name first,
   // then the signature.
@@ -93,6 +102,9 @@ class Profile {
   }
   const std::map<std::string, int64_t>& node_memory() const { return node_memory_; }
   const std::map<std::string, double>& cpu_contention() const { return cpu_contention_; }
+  const std::map<std::pair<std::string, std::string>, double>& send_costs() const {
+    return send_costs_;
+  }
   // Merges `other` into this profile (other wins on conflicts).
   void Merge(const Profile& other);
 
@@ -102,6 +114,7 @@ class Profile {
   std::map<std::string, std::map<std::pair<std::string, std::string>, double>> transfer_times_;
   std::map<std::string, int64_t> node_memory_;
   std::map<std::string, double> cpu_contention_;  // device name or model -> gamma
+  std::map<std::pair<std::string, std::string>, double> send_costs_;  // (src, dst) -> seconds
 };
 
 }  // namespace hx::cost

@@ -54,7 +54,8 @@ StatusOr<std::vector<double>> MeasureOpTimes(const graph::Graph& graph,
 // `calibration` (optional) receives the measured figures.
 struct ProfileCalibration {
   double dispatch_s_per_op = 0.0;
-  double handoff_s = 0.0;                // one cross-device hop (wake-ups and queue) without bytes
+  double handoff_s = 0.0;  // one cross-device hop (wake-ups and queue) without bytes
+  double send_s = 0.0;     // of it, the sending device thread's own work (its copy and marks)
   double copy_bytes_per_s = 0.0;         // memcpy bandwidth between two devices' buffers
   double kernel_sum_s = 0.0;             // sum of the op times on the first device
   double one_device_run_s = 0.0;         // the graph as a one-device plan, median
