@@ -162,7 +162,7 @@ struct Executor::RunState {
     if (completed == e.tasks_.streams[stream].tasks.size()) {
       p.last_done = Clock::now();
       if (streams_done.fetch_add(1, std::memory_order_acq_rel) + 1 == progress.size()) {
-        std::lock_guard<std::mutex> lock(mu);
+        { std::lock_guard<std::mutex> lock(mu); }
         watchdog_cv.notify_all();
       }
     }
@@ -171,7 +171,10 @@ struct Executor::RunState {
       if (e.inline_stream_[waiter]) {
         e.ClaimReadyInline(*this, waiter, claimed);
       } else if (sleeping[waiter].load(std::memory_order_seq_cst)) {
-        std::lock_guard<std::mutex> lock(mu);
+        // The sleeper raised its flag holding the mutex and releases it only by waiting: once
+        // the mutex is ours it waits (or has seen the mark). Notify outside it, or the woken
+        // thread would block on the mutex at once and need a second wake-up.
+        { std::lock_guard<std::mutex> lock(mu); }
         stream_cv[waiter]->notify_all();
       }
     }
