@@ -176,33 +176,32 @@ class Engine {
     for (const auto& h : route) out.push_back(Resource(h));
     return out;
   }
-  // The profile's time for an activation copy between two devices (by tensor name, then its
-  // producer's name; device names, then models), when the workload gives one.
+  // The devices at both ends of a transfer between two devices (null for host memory).
+  std::pair<const hw::Device*, const hw::Device*> DeviceEnds(const plan::Transfer& tr) const {
+    const hw::Place& sp = cluster_.place(tr.src);
+    const hw::Place& dp = cluster_.place(tr.dst);
+    if (sp.kind != hw::PlaceKind::kDevice || dp.kind != hw::PlaceKind::kDevice) return {};
+    return {&cluster_.device(sp.device), &cluster_.device(dp.device)};
+  }
   // The profile's send cost of a transfer between two devices (cost::Profile::SendCost).
   std::optional<double> SendCost(const plan::Transfer& tr) const {
     const cost::Profile* profile = cost_.profile();
-    if (profile == nullptr) return std::nullopt;
-    const hw::Place& sp = cluster_.place(tr.src);
-    const hw::Place& dp = cluster_.place(tr.dst);
-    if (sp.kind != hw::PlaceKind::kDevice || dp.kind != hw::PlaceKind::kDevice) return std::nullopt;
-    const hw::Device& a = cluster_.device(sp.device);
-    const hw::Device& b = cluster_.device(dp.device);
-    return profile->SendCost(a.name, a.spec.model, b.name, b.spec.model);
+    const auto [a, b] = DeviceEnds(tr);
+    if (profile == nullptr || a == nullptr) return std::nullopt;
+    return profile->SendCost(a->name, a->spec.model, b->name, b->spec.model);
   }
+  // The profile's time for an activation copy between two devices (by tensor name, then its
+  // producer's name; device names, then models), when the workload gives one.
   std::optional<double> ProfiledTransferTime(const plan::Transfer& tr) const {
     const cost::Profile* profile = cost_.profile();
-    if (profile == nullptr) return std::nullopt;
-    const hw::Place& sp = cluster_.place(tr.src);
-    const hw::Place& dp = cluster_.place(tr.dst);
-    if (sp.kind != hw::PlaceKind::kDevice || dp.kind != hw::PlaceKind::kDevice) return std::nullopt;
-    const hw::Device& a = cluster_.device(sp.device);
-    const hw::Device& b = cluster_.device(dp.device);
+    const auto [a, b] = DeviceEnds(tr);
+    if (profile == nullptr || a == nullptr) return std::nullopt;
     const graph::Tensor& t = graph_.tensor(tr.tensor);
     std::vector<std::string> keys = {t.name};
     if (t.producer.valid()) keys.push_back(graph_.node(t.producer).name);
     for (const std::string& key : keys) {
-      auto hit = profile->TransferTime(key, a.name, b.name);
-      if (!hit) hit = profile->TransferTime(key, a.spec.model, b.spec.model);
+      auto hit = profile->TransferTime(key, a->name, b->name);
+      if (!hit) hit = profile->TransferTime(key, a->spec.model, b->spec.model);
       if (hit && std::isfinite(*hit)) return hit;
     }
     return std::nullopt;

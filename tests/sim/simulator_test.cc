@@ -184,21 +184,30 @@ TEST(SimulatorTest, RoundRobinAlternatesDestinationsSubgraphBySubgraph) {
               ::testing::ElementsAre("op0.weight", "op2.weight", "op1.weight", "op3.weight"));
 }
 
+// Two "cpu-core" devices cpu:0-0 and cpu:1-1 on one node, each with a memory-bus link of
+// `bandwidth` bytes/s to host memory.
+hw::Cluster TwoCoreGroups(double bandwidth) {
+  hw::Cluster c("two-groups");
+  PlaceId host = c.AddHostMemory("n0");
+  const auto spec = hw::FindDeviceSpec("cpu-core");
+  HX_CHECK(spec.has_value());
+  for (const char* name : {"cpu:0-0", "cpu:1-1"}) {
+    DeviceId d = c.AddDevice(name, hw::DeviceKind::kCpu, "n0", *spec);
+    c.AddLink(std::string("membus:") + name, hw::LinkKind::kMemoryBus, host, c.PlaceOf(d),
+              bandwidth, 0.0);
+  }
+  HX_CHECK(c.Finalize().ok());
+  return c;
+}
+
 // Two core groups reading their weights in place: with a measured time, a CPU op's DHA is that
 // time (its kernel read the same memory when profiled), not a flow over the memory-bus link.
 TEST(SimulatorTest, MeasuredCpuDhaOpsTakeTheirMeasuredTime) {
   graph::Graph g = TwoIndependentOps();
-  hw::Cluster c("two-groups");
-  PlaceId host = c.AddHostMemory("n0");
+  // 16 KB of weight at 1 GB/s would take 16 us: slower than the measured 10 us.
+  hw::Cluster c = TwoCoreGroups(1e9);
   auto spec = hw::FindDeviceSpec("cpu-core");
   ASSERT_TRUE(spec.has_value());
-  for (const char* name : {"cpu:0-0", "cpu:1-1"}) {
-    DeviceId d = c.AddDevice(name, hw::DeviceKind::kCpu, "n0", *spec);
-    // 16 KB of weight at 1 GB/s would take 16 us: slower than the measured 10 us.
-    c.AddLink(std::string("membus:") + name, hw::LinkKind::kMemoryBus, host, c.PlaceOf(d), 1e9,
-              0.0);
-  }
-  ASSERT_TRUE(c.Finalize().ok());
   cost::Profile profile;
   for (const char* op : {"a", "b"}) profile.SetNodeTime(op, spec->model, 10e-6);
   cost::CostModel measured(g, c, {}, &profile);
@@ -233,16 +242,9 @@ TEST(SimulatorTest, SendCostKeepsTheProducerBusyNotTheConsumerWaitingLonger) {
                    .outputs[0];
   g.AddOutput(b);
   g.AddOutput(c);
-  hw::Cluster cluster("two-groups");
-  PlaceId host = cluster.AddHostMemory("n0");
+  hw::Cluster cluster = TwoCoreGroups(10e9);
   auto spec = hw::FindDeviceSpec("cpu-core");
   ASSERT_TRUE(spec.has_value());
-  for (const char* name : {"cpu:0-0", "cpu:1-1"}) {
-    DeviceId d = cluster.AddDevice(name, hw::DeviceKind::kCpu, "n0", *spec);
-    cluster.AddLink(std::string("membus:") + name, hw::LinkKind::kMemoryBus, host,
-                    cluster.PlaceOf(d), 10e9, 0.0);
-  }
-  ASSERT_TRUE(cluster.Finalize().ok());
   Plan p;
   p.devices.push_back({DeviceId(0), {Subgraph{{Op(g, "a")}}, Subgraph{{Op(g, "c")}}}});
   p.devices.push_back({DeviceId(1), {Subgraph{{Op(g, "b")}}}});
