@@ -716,6 +716,21 @@ void Sgemm(bool naive, bool ta, bool tb, int64_t M, int64_t N, int64_t K, float 
            const float* A, int64_t lda, const float* B, int64_t ldb, float beta, float* C,
            int64_t ldc) {
   if (M == 0 || N == 0) return;
+  if (!naive && M == 1) {
+    // A row vector times a matrix (batch 1: LSTM cells, decoder steps) is a GEMV. sgemm would
+    // pack op(B) into OpenBLAS's shared buffer pool on every call: slower, and with several
+    // device threads calling at once the pool's buffers move between their cores.
+    if (beta == 0.0f) std::fill(C, C + N, 0.0f);  // BLAS may scale stale values by 0 (NaN * 0)
+    const int inc_a = ta ? static_cast<int>(lda) : 1;
+    if (tb) {  // B is [N, K]: y = B a
+      cblas_sgemv(CblasRowMajor, CblasNoTrans, static_cast<int>(N), static_cast<int>(K), alpha, B,
+                  static_cast<int>(ldb), A, inc_a, beta, C, 1);
+    } else {  // B is [K, N]: y = B^T a
+      cblas_sgemv(CblasRowMajor, CblasTrans, static_cast<int>(K), static_cast<int>(N), alpha, B,
+                  static_cast<int>(ldb), A, inc_a, beta, C, 1);
+    }
+    return;
+  }
   if (!naive) {
     cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
                 static_cast<int>(M), static_cast<int>(N), static_cast<int>(K), alpha, A,

@@ -75,6 +75,48 @@ TEST(KernelTest, GemmTransposesAndAddsBias) {
   EXPECT_EQ(o.Run("Gemm", {2, 3}, at), (std::vector<float>{12, 24, 36, 16, 28, 44}));
 }
 
+// One row times a matrix takes BLAS's GEMV path: every transpose combination, with alpha and a
+// bias (beta 1), against the naive loops; and a batched MatMul of single rows.
+TEST(KernelTest, SingleRowProductsMatchNaive) {
+  const int64_t K = 7, N = 5;
+  for (bool ta : {false, true}) {
+    for (bool tb : {false, true}) {
+      std::vector<float> blas, naive;
+      for (bool use_naive : {false, true}) {
+        OneOp o;
+        o.In("a", ta ? Shape{K, 1} : Shape{1, K}, Iota(static_cast<int>(K), -3.0f));
+        std::vector<float> b = Iota(static_cast<int>(K * N), -10.0f);
+        for (float& x : b) x *= 0.25f;
+        o.In("b", tb ? Shape{N, K} : Shape{K, N}, b);
+        o.In("c", {N}, Iota(static_cast<int>(N), 1.0f));
+        graph::Attributes at;
+        at.Set("transA", int64_t{ta});
+        at.Set("transB", int64_t{tb});
+        at.Set("alpha", 0.5);
+        (use_naive ? naive : blas) = o.Run("Gemm", {1, N}, at, use_naive);
+      }
+      ASSERT_EQ(blas.size(), static_cast<size_t>(N));
+      ASSERT_EQ(blas.size(), naive.size());
+      double magnitude = 0.0;
+      for (size_t i = 0; i < blas.size(); ++i) {
+        EXPECT_NEAR(blas[i], naive[i], 1e-4 * (1 + std::abs(naive[i]))) << ta << tb << " " << i;
+        magnitude += std::abs(naive[i]);
+      }
+      EXPECT_GT(magnitude, 1.0);
+    }
+  }
+  std::vector<float> blas, naive;
+  for (bool use_naive : {false, true}) {
+    OneOp o;
+    o.In("a", {3, 1, K}, Iota(static_cast<int>(3 * K), -9.0f));
+    o.In("b", {3, K, N}, Iota(static_cast<int>(3 * K * N), -50.0f));
+    (use_naive ? naive : blas) = o.Run("MatMul", {3, 1, N}, {}, use_naive);
+  }
+  ASSERT_EQ(blas.size(), naive.size());
+  for (size_t i = 0; i < blas.size(); ++i)
+    EXPECT_NEAR(blas[i], naive[i], 1e-4 * (1 + std::abs(naive[i]))) << i;
+}
+
 TEST(KernelTest, ConvIm2colMatchesNaiveOnStridedPaddedGroupedDilated) {
   for (int64_t group : {1, 2}) {
     for (int64_t dil : {1, 2}) {
