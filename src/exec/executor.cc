@@ -793,6 +793,13 @@ StatusOr<ExecResult> Executor::Run(const std::map<std::string, HostTensor>& inpu
     result.inline_copy_s += p.inline_copy_s;
   }
   result.latency_s = std::chrono::duration<double>(last_done - s.t0).count();
+  result.device_finish_s.assign(D, 0.0);
+  for (size_t k = 0; k < tasks_.streams.size(); ++k) {
+    const plan::Stream& stream = tasks_.streams[k];
+    if (!stream.compute || !stream.device.valid() || tasks_.streams[k].tasks.empty()) continue;
+    result.device_finish_s[stream.device.index()] =
+        std::chrono::duration<double>(s.progress[k].last_done - s.t0).count();
+  }
   for (size_t d = 0; d < D; ++d)
     result.peak_memory_bytes.push_back(backend_->PeakMemory(static_cast<int>(d)));
   for (NodeId out : graph_->Outputs()) {

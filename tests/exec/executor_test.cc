@@ -211,6 +211,15 @@ TEST(ExecutorTest, RepeatedRunsOfOneExecutorAreIndependent) {
     EXPECT_EQ(r->transfers_run, first->transfers_run);
   }
   EXPECT_GT(first->transfers_run, 0u);
+  // Each device's finish: within the run, and the last of them is the run's latency.
+  for (const auto* r : {&*first, &*second, &*third}) {
+    ASSERT_EQ(r->device_finish_s.size(), 2u);
+    for (double f : r->device_finish_s) {
+      EXPECT_GT(f, 0.0);
+      EXPECT_LE(f, r->latency_s);
+    }
+    EXPECT_DOUBLE_EQ(std::max(r->device_finish_s[0], r->device_finish_s[1]), r->latency_s);
+  }
   // Every buffer of a run is freed by its end.
   for (int d = 0; d < 2; ++d) EXPECT_EQ((*backend)->MemoryInUse(d), 0) << d;
 }

@@ -68,6 +68,9 @@ struct ExecResult {
   // and the time they spent on them, copy and bookkeeping, summed over the threads.
   uint64_t inline_copies = 0;
   double inline_copy_s = 0.0;
+  // Per device: when its compute stream finished its last task, in seconds since the start (0
+  // for a device with no work).
+  std::vector<double> device_finish_s;
 };
 
 class Executor {
