@@ -60,10 +60,12 @@ int RunProfile(const ProfileArgs& args) {
     out["repeats"] = args.repeats;
     out["budget_s"] = args.budget_s;
     out["dispatch_us_per_op"] = cal.dispatch_s_per_op * 1e6;
+    out["subgraph_us"] = cal.subgraph_s * 1e6;
     out["one_device_run_ms"] = cal.one_device_run_s * 1e3;
     if (cluster.num_devices() >= 2) {
       out["handoff_us"] = cal.handoff_s * 1e6;
       out["send_us"] = cal.send_s * 1e6;
+      out["recv_us"] = cal.recv_s * 1e6;
       if (options.contention) {
         out["kernel_sum_ms"] = cal.kernel_sum_s * 1e3;
         out["concurrent_kernel_sum_ms"] = cal.concurrent_kernel_sum_s * 1e3;

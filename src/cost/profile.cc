@@ -155,14 +155,50 @@ void Profile::SetCpuContention(const std::string& device, double gamma) {
   cpu_contention_[device] = gamma;
 }
 
-std::optional<double> Profile::CpuContention(const std::string& device_name,
-                                             const std::string& device_model) const {
+namespace {
+
+// A per-device value: by the device's name first, then its model.
+std::optional<double> FindDeviceValue(const std::map<std::string, double>& m,
+                                      const std::string& device_name,
+                                      const std::string& device_model) {
   for (const std::string* key : {&device_name, &device_model}) {
-    auto it = cpu_contention_.find(*key);
-    if (it != cpu_contention_.end()) return it->second;
+    auto it = m.find(*key);
+    if (it != m.end()) return it->second;
   }
   return std::nullopt;
 }
+
+}  // namespace
+
+std::optional<double> Profile::CpuContention(const std::string& device_name,
+                                             const std::string& device_model) const {
+  return FindDeviceValue(cpu_contention_, device_name, device_model);
+}
+
+void Profile::SetSubgraphCost(const std::string& device, double seconds) {
+  subgraph_costs_[device] = seconds;
+}
+
+std::optional<double> Profile::SubgraphCost(const std::string& device_name,
+                                            const std::string& device_model) const {
+  return FindDeviceValue(subgraph_costs_, device_name, device_model);
+}
+
+namespace {
+
+// A per-(source, destination) cost: by device names first, then by models.
+std::optional<double> FindPairCost(const std::map<std::pair<std::string, std::string>, double>& m,
+                                   const std::string& src_name, const std::string& src_model,
+                                   const std::string& dst_name, const std::string& dst_model) {
+  for (const auto& key :
+       {std::make_pair(src_name, dst_name), std::make_pair(src_model, dst_model)}) {
+    auto it = m.find(key);
+    if (it != m.end()) return it->second;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
 
 void Profile::SetSendCost(const std::string& src, const std::string& dst, double seconds) {
   send_costs_[{src, dst}] = seconds;
@@ -171,18 +207,24 @@ void Profile::SetSendCost(const std::string& src, const std::string& dst, double
 std::optional<double> Profile::SendCost(const std::string& src_name, const std::string& src_model,
                                         const std::string& dst_name,
                                         const std::string& dst_model) const {
-  for (const auto& key :
-       {std::make_pair(src_name, dst_name), std::make_pair(src_model, dst_model)}) {
-    auto it = send_costs_.find(key);
-    if (it != send_costs_.end()) return it->second;
-  }
-  return std::nullopt;
+  return FindPairCost(send_costs_, src_name, src_model, dst_name, dst_model);
+}
+
+void Profile::SetRecvCost(const std::string& src, const std::string& dst, double seconds) {
+  recv_costs_[{src, dst}] = seconds;
+}
+
+std::optional<double> Profile::RecvCost(const std::string& src_name, const std::string& src_model,
+                                        const std::string& dst_name,
+                                        const std::string& dst_model) const {
+  return FindPairCost(recv_costs_, src_name, src_model, dst_name, dst_model);
 }
 
 bool Profile::empty() const { return num_entries() == 0; }
 
 size_t Profile::num_entries() const {
-  size_t n = node_memory_.size() + cpu_contention_.size() + send_costs_.size();
+  size_t n = node_memory_.size() + cpu_contention_.size() + subgraph_costs_.size() +
+             send_costs_.size() + recv_costs_.size();
   for (const auto& [k, row] : node_times_) n += row.size();
   for (const auto& [k, row] : signature_times_) n += row.size();
   for (const auto& [k, row] : transfer_times_) n += row.size();
@@ -201,7 +243,9 @@ void Profile::Merge(const Profile& other) {
   }
   for (const auto& [k, b] : other.node_memory_) node_memory_[k] = b;
   for (const auto& [k, g] : other.cpu_contention_) cpu_contention_[k] = g;
+  for (const auto& [k, c] : other.subgraph_costs_) subgraph_costs_[k] = c;
   for (const auto& [k, c] : other.send_costs_) send_costs_[k] = c;
+  for (const auto& [k, c] : other.recv_costs_) recv_costs_[k] = c;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -251,11 +295,19 @@ std::string Profile::ToJson() const {
       contention.push_back({{"device", device}, {"gamma", gamma}});
     doc["cpu_contention"] = std::move(contention);
   }
-  if (!send_costs_.empty()) {
-    json send = json::array();
-    for (const auto& [pair, seconds] : send_costs_)
-      send.push_back({{"src", pair.first}, {"dst", pair.second}, {"seconds", seconds}});
-    doc["transfer_send"] = std::move(send);
+  if (!subgraph_costs_.empty()) {
+    json rows = json::array();
+    for (const auto& [device, seconds] : subgraph_costs_)
+      rows.push_back({{"device", device}, {"seconds", seconds}});
+    doc["subgraph_start"] = std::move(rows);
+  }
+  for (const auto& [key, costs] : {std::make_pair("transfer_send", &send_costs_),
+                                   std::make_pair("transfer_recv", &recv_costs_)}) {
+    if (costs->empty()) continue;
+    json rows = json::array();
+    for (const auto& [pair, seconds] : *costs)
+      rows.push_back({{"src", pair.first}, {"dst", pair.second}, {"seconds", seconds}});
+    doc[key] = std::move(rows);
   }
   return doc.dump(2) + "\n";
 }
@@ -280,7 +332,8 @@ StatusOr<Profile> Profile::FromJson(const std::string& text, const std::string& 
   if (doc.contains("version") && (!doc["version"].is_number_integer() || doc["version"] != 1)) {
     return err("version", "expected 1");
   }
-  for (const char* key : {"ops", "transfers", "memory", "cpu_contention", "transfer_send"}) {
+  for (const char* key : {"ops", "transfers", "memory", "cpu_contention", "subgraph_start",
+                          "transfer_send", "transfer_recv"}) {
     if (doc.contains(key) && !doc[key].is_array()) return err(key, "expected an array");
   }
   auto get_string = [&](const json& e, const std::string& where, const char* field,
@@ -372,18 +425,35 @@ StatusOr<Profile> Profile::FromJson(const std::string& text, const std::string& 
       profile.SetCpuContention(device, e["gamma"].get<double>());
     }
   }
-  if (doc.contains("transfer_send")) {
-    const json& send = doc["transfer_send"];
-    for (size_t i = 0; i < send.size(); ++i) {
-      const json& e = send[i];
-      const std::string where = "transfer_send[" + std::to_string(i) + "]";
+  if (doc.contains("subgraph_start")) {
+    const json& rows = doc["subgraph_start"];
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const json& e = rows[i];
+      const std::string where = "subgraph_start[" + std::to_string(i) + "]";
+      if (!e.is_object()) return err(where, "expected an object");
+      std::string device;
+      double seconds = 0.0;
+      HX_RETURN_IF_ERROR(get_string(e, where, "device", &device));
+      HX_RETURN_IF_ERROR(get_seconds(e, where, &seconds));
+      profile.SetSubgraphCost(device, seconds);
+    }
+  }
+  for (const char* key : {"transfer_send", "transfer_recv"}) {
+    if (!doc.contains(key)) continue;
+    const json& rows = doc[key];
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const json& e = rows[i];
+      const std::string where = std::string(key) + "[" + std::to_string(i) + "]";
       if (!e.is_object()) return err(where, "expected an object");
       std::string src, dst;
       double seconds = 0.0;
       HX_RETURN_IF_ERROR(get_string(e, where, "src", &src));
       HX_RETURN_IF_ERROR(get_string(e, where, "dst", &dst));
       HX_RETURN_IF_ERROR(get_seconds(e, where, &seconds));
-      profile.SetSendCost(src, dst, seconds);
+      if (std::string(key) == "transfer_send")
+        profile.SetSendCost(src, dst, seconds);
+      else
+        profile.SetRecvCost(src, dst, seconds);
     }
   }
   return profile;

@@ -208,10 +208,12 @@ StatusOr<std::vector<std::vector<double>>> MeasureOpTimesConcurrently(
   return out;
 }
 
-// A plan with the given ops (topological order) on devices device_of(k), one subgraph per run of
-// consecutive ops on one device.
+// A plan with the graph's ops (topological order) on devices device_of(k, op), k counting the ops
+// in that order, one subgraph per run of consecutive ops on one device (or, with
+// `subgraph_per_op`, one per op).
 StatusOr<plan::Plan> SpreadPlan(const graph::Graph& graph, const hw::Cluster& cluster,
-                                const std::function<DeviceId(size_t)>& device_of) {
+                                const std::function<DeviceId(size_t, NodeId)>& device_of,
+                                bool subgraph_per_op = false) {
   HX_ASSIGN_OR_RETURN(std::vector<NodeId> order, graph::TopologicalOrder(graph));
   plan::Plan p;
   p.algo = "profile";
@@ -220,9 +222,9 @@ StatusOr<plan::Plan> SpreadPlan(const graph::Graph& graph, const hw::Cluster& cl
   DeviceId last;
   for (NodeId id : order) {
     if (!graph.node(id).is_op()) continue;
-    const DeviceId d = device_of(k++);
+    const DeviceId d = device_of(k++, id);
     auto& subgraphs = schedules[d.value()].subgraphs;
-    if (d != last || subgraphs.empty()) subgraphs.emplace_back();
+    if (d != last || subgraphs.empty() || subgraph_per_op) subgraphs.emplace_back();
     subgraphs.back().ops.push_back(id);
     last = d;
   }
@@ -288,31 +290,124 @@ Status MeasureHandoff(const hw::Cluster& cluster, DeviceBackend& backend, Device
     g.AddOutput(t);
     return g;
   };
-  // Quick (a time budget): shorter chains, one timed run each.
-  const int n = quick ? 8 : 32, runs = quick ? 1 : 3;
-  std::vector<double> send_costs;  // of the small chain spread over a and b
-  auto timed = [&](int64_t elements, bool spread) -> StatusOr<double> {
+  // Quick (a time budget): shorter chains, one timed run each. The chain alternates between a
+  // and b (n - 1 hops) and, for the baseline, runs its first half on a and the rest on b (one
+  // hop): both start two threads, whose start-up (tens of microseconds on a virtual machine)
+  // would otherwise be counted as hops.
+  const int n = quick ? 16 : 64, runs = quick ? 1 : 5;
+  auto timed = [&](int64_t elements, bool alternate) -> StatusOr<double> {
     graph::Graph g = chain(elements, n);
     std::vector<HostTensor> no_weights(g.num_nodes());
     std::map<std::string, HostTensor> in;
     in.emplace("x", HostTensor(graph::DType::kF32, {elements}));
-    HX_ASSIGN_OR_RETURN(plan::Plan p,
-                        SpreadPlan(g, cluster, [&](size_t k) { return spread && k % 2 ? b : a; }));
-    return MedianRun(p, g, cluster, backend, no_weights, in, runs,
-                     spread && elements == kSmall ? &send_costs : nullptr);
+    HX_ASSIGN_OR_RETURN(plan::Plan p, SpreadPlan(g, cluster, [&](size_t k, NodeId) {
+                          return (alternate ? k % 2 == 1 : k >= static_cast<size_t>(n / 2)) ? b : a;
+                        }));
+    return MedianRun(p, g, cluster, backend, no_weights, in, runs);
   };
   const int64_t big = int64_t{1} << 18;  // 1 MiB tensors
-  HX_ASSIGN_OR_RETURN(double small_local, timed(kSmall, false));
-  HX_ASSIGN_OR_RETURN(double small_spread, timed(kSmall, true));
-  HX_ASSIGN_OR_RETURN(double big_local, timed(big, false));
-  HX_ASSIGN_OR_RETURN(double big_spread, timed(big, true));
-  const double hops = n - 1;
-  cal->handoff_s = std::max(0.0, (small_spread - small_local) / hops);
-  // The sender's share of a hop: what the producing thread spent copying and marking (backends
-  // whose copies run on the device threads; DeviceBackend::CopiesOnCallingThread).
-  cal->send_s = send_costs.empty() ? 0.0 : std::min(cal->handoff_s, Median(send_costs));
-  const double per_big_hop = (big_spread - big_local) / hops - cal->handoff_s;
+  HX_ASSIGN_OR_RETURN(double small_halves, timed(kSmall, false));
+  HX_ASSIGN_OR_RETURN(double small_alternating, timed(kSmall, true));
+  HX_ASSIGN_OR_RETURN(double big_halves, timed(big, false));
+  HX_ASSIGN_OR_RETURN(double big_alternating, timed(big, true));
+  const double hops = n - 2;  // more in the alternating chain than in the halves
+  cal->handoff_s = std::max(0.0, (small_alternating - small_halves) / hops);
+  const double per_big_hop = (big_alternating - big_halves) / hops - cal->handoff_s;
   cal->copy_bytes_per_s = per_big_hop > 0.0 ? static_cast<double>(big) * 4.0 / per_big_hop : 0.0;
+  return Status::Ok();
+}
+
+// What exchanging activations costs the device threads themselves when neither waits (backends
+// whose copies run on the device threads: DeviceBackend::CopiesOnCallingThread). A ping-pong
+// chain (MeasureHandoff) is latency: each hop wakes an idle thread. In a plan that spreads a
+// model's ops over core groups, most transfers go to a thread busy with other ops, and what the
+// plan pays is the threads' own work: the sender's copy into the receiver's buffer and its marks,
+// the receiver's first read of lines that sit in the sender's cache, and the bookkeeping both
+// share. Two graphs of tiny ops, each run on one device and spread over a and b:
+//  - a ladder: X_k = Add(X_{k-1}, Y_{k-lag}) on a, Y_k = Add(Y_{k-1}, X_{k-lag}) on b; every op
+//    sends one tensor and receives one, and the lag keeps either from waiting for the other:
+//    (its time per op) - (the one-device time per op) = send + receive;
+//  - a fan: X_k = Relu(X_{k-1}) on a, Z_k = Relu(X_k) on b; a only sends: (a's finish per op) -
+//    (the one-device time per op) = send.
+// The receive cost is the difference (at least 0).
+Status MeasureExchange(const hw::Cluster& cluster, DeviceBackend& backend, DeviceId a, DeviceId b,
+                       bool quick, ProfileCalibration* cal) {
+  constexpr int64_t kElements = 16;
+  constexpr int kLag = 8;
+  const int n = quick ? 128 : 1024, runs = quick ? 2 : 9;
+  auto add_op = [](graph::Graph& g, const char* type, const std::string& name,
+                   std::vector<TensorId> in) {
+    return g
+        .node(g.AddOpWithOutputs(type, name, std::move(in),
+                                 {{name + ".out", graph::DType::kF32, {kElements}}}))
+        .outputs[0];
+  };
+  std::set<NodeId> on_b;  // the ops that run on b when spread
+  graph::Graph ladder("exchange-ladder"), fan("exchange-fan");
+  {
+    const TensorId x0 =
+        ladder.node(ladder.AddInput("x", graph::DType::kF32, {kElements})).outputs[0];
+    std::vector<TensorId> xs, ys;
+    for (int k = 0; k < n; ++k) {
+      const std::string i = std::to_string(k);
+      const TensorId xp = k == 0 ? x0 : xs.back(), yp = k == 0 ? x0 : ys.back();
+      if (k < kLag) {
+        xs.push_back(add_op(ladder, "Relu", "x" + i, {xp}));
+        ys.push_back(add_op(ladder, "Relu", "y" + i, {yp}));
+      } else {
+        const TensorId xo = xs[static_cast<size_t>(k - kLag)];
+        xs.push_back(add_op(ladder, "Add", "x" + i, {xp, ys[static_cast<size_t>(k - kLag)]}));
+        ys.push_back(add_op(ladder, "Add", "y" + i, {yp, xo}));
+      }
+      on_b.insert(ladder.tensor(ys.back()).producer);
+    }
+    ladder.AddOutput(xs.back());
+    ladder.AddOutput(ys.back());
+  }
+  {
+    TensorId x = fan.node(fan.AddInput("x", graph::DType::kF32, {kElements})).outputs[0];
+    for (int k = 0; k < n; ++k) {
+      const std::string i = std::to_string(k);
+      x = add_op(fan, "Relu", "x" + i, {x});
+      const TensorId z = add_op(fan, "Relu", "z" + i, {x});
+      on_b.insert(fan.tensor(z).producer);
+      fan.AddOutput(z);
+    }
+  }
+  // Per op on one device, and per op on each device (the mean of their finishes; with
+  // `sender_only`, a's finish) when spread; medians over the runs.
+  auto per_op = [&](const graph::Graph& g, bool spread, bool sender_only) -> StatusOr<double> {
+    std::vector<HostTensor> no_weights(g.num_nodes());
+    std::map<std::string, HostTensor> in;
+    in.emplace("x", HostTensor(graph::DType::kF32, {kElements}));
+    HX_ASSIGN_OR_RETURN(plan::Plan p, SpreadPlan(g, cluster, [&](size_t, NodeId op) {
+                          return spread && on_b.count(op) ? b : a;
+                        }));
+    ExecOptions options;
+    options.record_events = false;
+    HX_ASSIGN_OR_RETURN(auto executor,
+                        Executor::Create(p, g, cluster, &backend, &no_weights, options));
+    std::vector<double> samples;
+    for (int r = 0; r < runs + 1; ++r) {
+      HX_ASSIGN_OR_RETURN(ExecResult result, executor->Run(in));
+      if (r == 0) continue;
+      if (!spread) {
+        samples.push_back(result.latency_s / static_cast<double>(2 * n));
+      } else {
+        const double fa = result.device_finish_s.at(a.index());
+        const double fb = result.device_finish_s.at(b.index());
+        samples.push_back((sender_only ? fa : 0.5 * (fa + fb)) / static_cast<double>(n));
+      }
+    }
+    return Median(std::move(samples));
+  };
+  HX_ASSIGN_OR_RETURN(double ladder_local, per_op(ladder, false, false));
+  HX_ASSIGN_OR_RETURN(double ladder_spread, per_op(ladder, true, false));
+  HX_ASSIGN_OR_RETURN(double fan_local, per_op(fan, false, false));
+  HX_ASSIGN_OR_RETURN(double fan_spread, per_op(fan, true, true));
+  const double both = std::max(0.0, ladder_spread - ladder_local);
+  cal->send_s = std::min(both, std::max(0.0, fan_spread - fan_local));
+  cal->recv_s = both - cal->send_s;
   return Status::Ok();
 }
 
@@ -342,10 +437,16 @@ StatusOr<cost::Profile> ProfileGraph(const graph::Graph& graph, const hw::Cluste
     // The executor's own cost per op on this device: a one-device run minus the kernels. The run
     // is timed before and after the op sweep and the median of both batches kept, so a slow spell
     // of the machine (a busy neighbour of a virtual machine) during one batch does not skew it.
-    HX_ASSIGN_OR_RETURN(plan::Plan one, SpreadPlan(graph, cluster, [&](size_t) { return d; }));
-    std::vector<double> one_device_runs;
+    HX_ASSIGN_OR_RETURN(plan::Plan one,
+                        SpreadPlan(graph, cluster, [&](size_t, NodeId) { return d; }));
+    HX_ASSIGN_OR_RETURN(plan::Plan per_op_plan,
+                        SpreadPlan(
+                            graph, cluster, [&](size_t, NodeId) { return d; }, true));
+    std::vector<double> one_device_runs, per_op_runs;
     HX_RETURN_IF_ERROR(TimeRuns(one, graph, cluster, backend, weights, inputs, calibration_runs,
                                 &one_device_runs));
+    HX_RETURN_IF_ERROR(TimeRuns(per_op_plan, graph, cluster, backend, weights, inputs,
+                                calibration_runs, &per_op_runs));
     std::vector<int> used;
     HX_ASSIGN_OR_RETURN(
         std::vector<double> seconds,
@@ -354,6 +455,11 @@ StatusOr<cost::Profile> ProfileGraph(const graph::Graph& graph, const hw::Cluste
     alone.push_back(seconds);
     double kernels = 0.0;
     for (NodeId op : graph.Ops()) kernels += seconds[op.value()];
+    // Each batch also runs the same plan cut into one subgraph per op (before the one-subgraph
+    // runs in the second batch, so neither always runs first): the difference is what starting
+    // a subgraph costs (a planner's plan has many).
+    HX_RETURN_IF_ERROR(TimeRuns(per_op_plan, graph, cluster, backend, weights, inputs,
+                                calibration_runs, &per_op_runs));
     HX_RETURN_IF_ERROR(TimeRuns(one, graph, cluster, backend, weights, inputs, calibration_runs,
                                 &one_device_runs));
     const double run = Median(std::move(one_device_runs));
@@ -364,10 +470,15 @@ StatusOr<cost::Profile> ProfileGraph(const graph::Graph& graph, const hw::Cluste
       loads += route.TransferSeconds(graph.tensor(graph.node(w).outputs[0]).Bytes());
     const size_t num_ops = std::max<size_t>(1, graph.Ops().size());
     const double per_op = std::max(0.0, (run - kernels - loads) / static_cast<double>(num_ops));
+    const double per_subgraph = num_ops > 1 ? std::max(0.0, (Median(std::move(per_op_runs)) - run) /
+                                                                static_cast<double>(num_ops - 1))
+                                            : 0.0;
+    if (per_subgraph > 0.0) profile.SetSubgraphCost(key, per_subgraph);
     if (models.size() == 1) {
       cal.kernel_sum_s = kernels;
       cal.one_device_run_s = run;
       cal.dispatch_s_per_op = per_op;
+      cal.subgraph_s = per_subgraph;
     }
     for (NodeId op : graph.Ops())
       profile.SetNodeTime(graph.node(op).name, key, seconds[op.value()] + per_op);
@@ -404,6 +515,11 @@ StatusOr<cost::Profile> ProfileGraph(const graph::Graph& graph, const hw::Cluste
   if (devices.size() >= 2) {
     HX_RETURN_IF_ERROR(
         MeasureHandoff(cluster, backend, devices[0], devices[1], options.budget_s > 0.0, &cal));
+    if (backend.CopiesOnCallingThread())
+      HX_RETURN_IF_ERROR(
+          MeasureExchange(cluster, backend, devices[0], devices[1], options.budget_s > 0.0, &cal));
+    // A hop is at least the threads' own work on it; the rest is latency.
+    const double hop = std::max(cal.handoff_s, cal.send_s + cal.recv_s);
     std::set<std::pair<std::string, std::string>> pairs;
     for (DeviceId x : devices)
       for (DeviceId y : devices)
@@ -412,12 +528,13 @@ StatusOr<cost::Profile> ProfileGraph(const graph::Graph& graph, const hw::Cluste
       const graph::Node& node = graph.node(op);
       if (node.outputs.empty() || !node.outputs[0].valid()) continue;
       const double bytes = static_cast<double>(graph.tensor(node.outputs[0]).Bytes());
-      const double t =
-          cal.handoff_s + (cal.copy_bytes_per_s > 0 ? bytes / cal.copy_bytes_per_s : 0.0);
+      const double t = hop + (cal.copy_bytes_per_s > 0 ? bytes / cal.copy_bytes_per_s : 0.0);
       for (const auto& [a, b] : pairs) profile.SetTransferTime(node.name, a, b, t);
     }
-    if (cal.send_s > 0.0)
-      for (const auto& [a, b] : pairs) profile.SetSendCost(a, b, cal.send_s);
+    for (const auto& [a, b] : pairs) {
+      if (cal.send_s > 0.0) profile.SetSendCost(a, b, cal.send_s);
+      if (cal.recv_s > 0.0) profile.SetRecvCost(a, b, cal.recv_s);
+    }
   }
   if (calibration != nullptr) *calibration = cal;
   return profile;

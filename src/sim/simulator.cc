@@ -183,12 +183,19 @@ class Engine {
     if (sp.kind != hw::PlaceKind::kDevice || dp.kind != hw::PlaceKind::kDevice) return {};
     return {&cluster_.device(sp.device), &cluster_.device(dp.device)};
   }
-  // The profile's send cost of a transfer between two devices (cost::Profile::SendCost).
+  // The profile's send and receive costs of a transfer between two devices
+  // (cost::Profile::SendCost, RecvCost).
   std::optional<double> SendCost(const plan::Transfer& tr) const {
     const cost::Profile* profile = cost_.profile();
     const auto [a, b] = DeviceEnds(tr);
     if (profile == nullptr || a == nullptr) return std::nullopt;
     return profile->SendCost(a->name, a->spec.model, b->name, b->spec.model);
+  }
+  std::optional<double> RecvCost(const plan::Transfer& tr) const {
+    const cost::Profile* profile = cost_.profile();
+    const auto [a, b] = DeviceEnds(tr);
+    if (profile == nullptr || a == nullptr) return std::nullopt;
+    return profile->RecvCost(a->name, a->spec.model, b->name, b->spec.model);
   }
   // The profile's time for an activation copy between two devices (by tensor name, then its
   // producer's name; device names, then models), when the workload gives one.
@@ -335,6 +342,9 @@ void Engine::Setup() {
   const size_t nt = plan_.transfers.size();
   transfer_latency_.assign(nt, 0.0);
   send_cost_.assign(graph_.num_nodes(), 0.0);
+  // Receive costs not yet charged, by tensor * devices + destination: the first op there that
+  // reads the tensor (in plan order) pays it.
+  std::unordered_map<uint64_t, double> recv_pending;
   transfer_resources_.assign(nt, {});
   transfer_alloc_.assign(nt, kNone);
   transfer_release_.assign(nt, kNone);
@@ -354,10 +364,18 @@ void Engine::Setup() {
         if (bytes > 0.0 && bottleneck > 0.0 && std::isfinite(bottleneck)) flow = bytes / bottleneck;
         // The part the sender's thread does itself (a CPU core group copies what it produced)
         // keeps the producing op's device busy; the rest is latency.
+        // The part the receiver's thread does (its first read of the tensor) lengthens the op
+        // that reads it there.
         const double send = std::min(*measured, SendCost(tr).value_or(0.0));
+        const double recv = std::min(*measured - send, RecvCost(tr).value_or(0.0));
         const NodeId producer = graph_.tensor(tr.tensor).producer;
         if (send > 0.0 && producer.valid()) send_cost_[producer.index()] += send;
-        transfer_latency_[i] = std::max(transfer_latency_[i], *measured - flow - send);
+        if (recv > 0.0) {
+          const uint64_t key =
+              uint64_t{tr.tensor.value()} * num_devices + cluster_.place(tr.dst).device.value();
+          recv_pending[key] += recv;
+        }
+        transfer_latency_[i] = std::max(transfer_latency_[i], *measured - flow - send - recv);
       }
     }
     const DeviceId dst = cluster_.place(tr.dst).device;
@@ -377,6 +395,12 @@ void Engine::Setup() {
     if (task.kind != Task::Kind::kSubgraph) continue;
     const plan::DeviceSchedule& ds = plan_.devices[task.schedule];
     const DeviceId dev = ds.device;
+    // The executor's cost of starting the subgraph (cost::Profile::SubgraphCost), on its first op.
+    double start_cost = 0.0;
+    if (const cost::Profile* profile = cost_.profile()) {
+      const hw::Device& d = cluster_.device(dev);
+      start_cost = profile->SubgraphCost(d.name, d.spec.model).value_or(0.0);
+    }
     for (NodeId op : ds.subgraphs[task.subgraph].ops) {
       OpInfo info;
       info.op = op;
@@ -407,9 +431,22 @@ void Engine::Setup() {
       } else {
         info.duration = cost_.OpTime(op, dev);
       }
-      // Sending its output to other devices keeps the op's device busy after the kernel.
-      info.duration += send_cost_[op.index()];
-      if (info.dha) info.dha_tail += send_cost_[op.index()];
+      // Sending its output to other devices keeps the op's device busy after the kernel; the
+      // first read of a tensor received from another device makes the kernel longer; the
+      // subgraph's start is paid by its first op.
+      double extra = send_cost_[op.index()] + start_cost;
+      start_cost = 0.0;
+      if (!recv_pending.empty()) {
+        for (TensorId t : graph_.node(op).inputs) {
+          if (!t.valid()) continue;
+          auto it = recv_pending.find(uint64_t{t.value()} * num_devices + dev.value());
+          if (it == recv_pending.end()) continue;
+          extra += it->second;
+          recv_pending.erase(it);
+        }
+      }
+      info.duration += extra;
+      if (info.dha) info.dha_tail += extra;
       // A footprint the workload states (MOIRAI mi, EfficientMIP size) is held on the device for
       // the whole run (as the validator's bound counts it); otherwise the op's workspace lives
       // while it runs.

@@ -61,6 +61,39 @@ TEST(ProfileTest, ContentionAndSendCostsRoundTripInJson) {
   EXPECT_EQ(merged.send_costs(), p.send_costs());
 }
 
+// The receive and subgraph-start costs (hexplan profile on core groups) survive a round trip and
+// a merge, found by device names before models; a profile without them has none.
+TEST(ProfileTest, ReceiveAndSubgraphCostsRoundTripInJson) {
+  Profile p = SampleProfile();
+  p.SetRecvCost("cpu-core", "cpu-core", 0.3e-6);
+  p.SetRecvCost("cpu:0-0", "cpu:1-1", 0.7e-6);
+  p.SetSubgraphCost("cpu-core", 0.12e-6);
+  p.SetSubgraphCost("cpu:1-1", 0.2e-6);
+  EXPECT_EQ(p.num_entries(), 11u);
+  const std::string json = p.ToJson();
+  EXPECT_NE(json.find("\"transfer_recv\""), std::string::npos);
+  EXPECT_NE(json.find("\"subgraph_start\""), std::string::npos);
+  auto back = Profile::FromJson(json, "p.json");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->recv_costs(), p.recv_costs());
+  EXPECT_EQ(back->subgraph_costs(), p.subgraph_costs());
+  EXPECT_EQ(back->RecvCost("cpu:0-0", "cpu-core", "cpu:1-1", "cpu-core"), 0.7e-6);
+  EXPECT_EQ(back->RecvCost("cpu:1-1", "cpu-core", "cpu:0-0", "cpu-core"), 0.3e-6);
+  EXPECT_FALSE(back->RecvCost("cpu:1-1", "cpu-core", "gpu0", "A100").has_value());
+  EXPECT_EQ(back->SubgraphCost("cpu:1-1", "cpu-core"), 0.2e-6);
+  EXPECT_EQ(back->SubgraphCost("cpu:0-0", "cpu-core"), 0.12e-6);
+  EXPECT_FALSE(back->SubgraphCost("gpu0", "A100").has_value());
+  EXPECT_FALSE(back->SendCost("cpu:0-0", "cpu-core", "cpu:1-1", "cpu-core").has_value());
+  Profile merged;
+  merged.Merge(*back);
+  EXPECT_EQ(merged.recv_costs(), p.recv_costs());
+  EXPECT_EQ(merged.subgraph_costs(), p.subgraph_costs());
+  auto plain = Profile::FromJson(SampleProfile().ToJson(), "plain.json");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_TRUE(plain->recv_costs().empty());
+  EXPECT_TRUE(plain->subgraph_costs().empty());
+}
+
 TEST(ProfileTest, CsvRoundTripIncludingQuotedSignatures) {
   Profile p = SampleProfile();
   std::string csv = p.ToCsv();
@@ -146,7 +179,13 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{R"({"transfer_send": {"src": "a"}})", "transfer_send: expected an array"},
         BadInput{R"({"transfer_send": [{"src": "a", "dst": "b", "seconds": -1}]})",
                  "transfer_send[0].seconds"},
-        BadInput{R"({"transfer_send": [{"src": "a", "seconds": 1e-6}]})", "transfer_send[0].dst"}));
+        BadInput{R"({"transfer_send": [{"src": "a", "seconds": 1e-6}]})", "transfer_send[0].dst"},
+        BadInput{R"({"transfer_recv": [{"src": "a", "dst": "b", "seconds": "x"}]})",
+                 "transfer_recv[0].seconds"},
+        BadInput{R"({"subgraph_start": [{"seconds": 1e-7}]})", "subgraph_start[0].device"},
+        BadInput{R"({"subgraph_start": [{"device": "cpu", "seconds": -1}]})",
+                 "subgraph_start[0].seconds"},
+        BadInput{R"({"subgraph_start": {"device": "cpu"}})", "subgraph_start: expected an array"}));
 
 class ProfileCsvErrorTest : public ::testing::TestWithParam<BadInput> {};
 

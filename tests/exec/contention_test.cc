@@ -122,6 +122,18 @@ TEST(CpuContentionProfileTest, ProfileMeasuresOpsAloneAndOnAllGroupsAtOnce) {
   // gamma is the time-weighted slowdown of the concurrent sweep over two groups.
   EXPECT_NEAR(cal.contention_gamma,
               std::max(0.0, cal.concurrent_kernel_sum_s / cal.kernel_sum_s - 1.0), 1e-12);
+  // The exchange and subgraph calibrations: in the profile as the calibration says (the receive
+  // cost only when positive), and a hop at least the threads' own work on it.
+  const auto send = profile->SendCost("cpu:0", model, "cpu:1", model);
+  ASSERT_TRUE(send.has_value());
+  EXPECT_GT(*send, 0.0);
+  EXPECT_DOUBLE_EQ(*send, cal.send_s);
+  EXPECT_GE(cal.recv_s, 0.0);
+  EXPECT_EQ(profile->RecvCost("cpu:0", model, "cpu:1", model).value_or(0.0), cal.recv_s);
+  EXPECT_EQ(profile->SubgraphCost("cpu:0", model).value_or(0.0), cal.subgraph_s);
+  EXPECT_GE(cal.subgraph_s, 0.0);
+  for (const auto& [node, pairs] : profile->transfer_times())
+    for (const auto& [pair, seconds] : pairs) EXPECT_GE(seconds, cal.send_s + cal.recv_s) << node;
   // Without the contention pass the profile has no term, and the simulator none either.
   options.contention = false;
   auto plain = ProfileGraph(g, cluster, weights, inputs, **backend, options);

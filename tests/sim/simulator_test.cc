@@ -270,6 +270,89 @@ TEST(SimulatorTest, SendCostKeepsTheProducerBusyNotTheConsumerWaitingLonger) {
   EXPECT_NEAR(over.ops[Op(g, "b").index()].start, 15e-6, 1e-8);
 }
 
+// A profiled receive cost lengthens the first op on the destination that reads the tensor (once,
+// however many ops there read it), and comes out of the transfer's latency: the consumer still
+// finishes the hand-off after the measured transfer time in all.
+TEST(SimulatorTest, ReceiveCostLengthensTheFirstReaderOnly) {
+  graph::Graph g("recv");
+  TensorId x = g.node(g.AddInput("x", graph::DType::kF32, {16})).outputs[0];
+  TensorId a = g.node(g.AddOpWithOutputs("Relu", "a", {x}, {{"a.out", graph::DType::kF32, {16}}}))
+                   .outputs[0];
+  TensorId b = g.node(g.AddOpWithOutputs("Relu", "b", {a}, {{"b.out", graph::DType::kF32, {16}}}))
+                   .outputs[0];
+  TensorId c = g.node(g.AddOpWithOutputs("Relu", "c", {a}, {{"c.out", graph::DType::kF32, {16}}}))
+                   .outputs[0];
+  g.AddOutput(b);
+  g.AddOutput(c);
+  hw::Cluster cluster = TwoCoreGroups(10e9);
+  auto spec = hw::FindDeviceSpec("cpu-core");
+  ASSERT_TRUE(spec.has_value());
+  Plan p;
+  p.devices.push_back({DeviceId(0), {Subgraph{{Op(g, "a")}}}});
+  p.devices.push_back({DeviceId(1), {Subgraph{{Op(g, "b")}}, Subgraph{{Op(g, "c")}}}});
+  ASSERT_TRUE(plan::CompleteTransfers(p, g, cluster).ok());
+  ASSERT_EQ(p.transfers.size(), 1u);
+  cost::Profile profile;
+  for (const char* op : {"a", "b", "c"}) profile.SetNodeTime(op, spec->model, 10e-6);
+  profile.SetTransferTime("a", spec->model, spec->model, 5e-6);
+  cost::CostModel without(g, cluster, {}, &profile);
+  SimResult plain = SimRun(p, without);
+  profile.SetRecvCost(spec->model, spec->model, 3e-6);
+  cost::CostModel with(g, cluster, {}, &profile);
+  SimResult receiving = SimRun(p, with);
+  const OpRecord& b_plain = plain.ops[Op(g, "b").index()];
+  const OpRecord& b_recv = receiving.ops[Op(g, "b").index()];
+  const OpRecord& c_recv = receiving.ops[Op(g, "c").index()];
+  EXPECT_NEAR(b_plain.start, 15e-6, 1e-8);
+  EXPECT_NEAR(b_plain.finish - b_plain.start, 10e-6, 1e-9);
+  // The tensor is there 3 us earlier; b reads it 3 us longer.
+  EXPECT_NEAR(b_recv.start, 12e-6, 1e-8);
+  EXPECT_NEAR(b_recv.finish - b_recv.start, 13e-6, 1e-9);
+  EXPECT_NEAR(c_recv.finish - c_recv.start, 10e-6, 1e-9);
+  EXPECT_NEAR(receiving.makespan_s, plain.makespan_s, 1e-8);
+}
+
+// A profiled subgraph-start cost is paid once per subgraph, by its first op.
+TEST(SimulatorTest, SubgraphStartCostIsPaidOncePerSubgraph) {
+  graph::Graph g("chain");
+  TensorId t = g.node(g.AddInput("x", graph::DType::kF32, {16})).outputs[0];
+  std::vector<NodeId> ops;
+  for (int k = 0; k < 6; ++k) {
+    const std::string name = "r" + std::to_string(k);
+    const NodeId op =
+        g.AddOpWithOutputs("Relu", name, {t}, {{name + ".out", graph::DType::kF32, {16}}});
+    t = g.node(op).outputs[0];
+    ops.push_back(op);
+  }
+  g.AddOutput(t);
+  hw::Cluster cluster = TwoCoreGroups(10e9);
+  auto spec = hw::FindDeviceSpec("cpu-core");
+  ASSERT_TRUE(spec.has_value());
+  cost::Profile profile;
+  for (NodeId op : ops) profile.SetNodeTime(g.node(op).name, spec->model, 10e-6);
+  profile.SetSubgraphCost(spec->model, 1e-6);
+  cost::CostModel cost(g, cluster, {}, &profile);
+  auto plan_with = [&](size_t per_subgraph) {
+    Plan p;
+    DeviceSchedule ds{DeviceId(0), {}};
+    for (size_t k = 0; k < ops.size(); ++k) {
+      if (k % per_subgraph == 0) ds.subgraphs.emplace_back();
+      ds.subgraphs.back().ops.push_back(ops[k]);
+    }
+    p.devices.push_back(std::move(ds));
+    EXPECT_TRUE(plan::CompleteTransfers(p, g, cluster).ok());
+    return p;
+  };
+  EXPECT_NEAR(SimRun(plan_with(6), cost).makespan_s, 61e-6, 1e-9);
+  EXPECT_NEAR(SimRun(plan_with(2), cost).makespan_s, 63e-6, 1e-9);
+  EXPECT_NEAR(SimRun(plan_with(1), cost).makespan_s, 66e-6, 1e-9);
+  // Without the cost (another device's profile), the ops alone.
+  cost::Profile bare;
+  for (NodeId op : ops) bare.SetNodeTime(g.node(op).name, spec->model, 10e-6);
+  cost::CostModel bare_cost(g, cluster, {}, &bare);
+  EXPECT_NEAR(SimRun(plan_with(1), bare_cost).makespan_s, 60e-6, 1e-9);
+}
+
 TEST(SimulatorTest, DhaOpAndTransferOnOneBusSlowEachOther) {
   // "a" on gpu0 reads its weight by DHA (1 ms alone: the read dominates); "b" on gpu1 loads its
   // weight over the same bus (1 ms alone). Together each gets half the bus: both end at 2 ms.

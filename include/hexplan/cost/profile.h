@@ -52,6 +52,13 @@ class Profile {
   void SetCpuContention(const std::string& device, double gamma);
   std::optional<double> CpuContention(const std::string& device_name,
                                       const std::string& device_model) const;
+  // What starting a subgraph costs a device's thread beyond its ops (the executor's bookkeeping:
+  // its dependencies checked, its mark set), per device name or model: measured by `hexplan
+  // profile` as the model's one-device run with one subgraph per op against one subgraph for all.
+  // The simulator adds it to each subgraph's first op. JSON only.
+  void SetSubgraphCost(const std::string& device, double seconds);
+  std::optional<double> SubgraphCost(const std::string& device_name,
+                                     const std::string& device_model) const;
   // What sending an activation costs the sending device's own thread, per transfer from a device
   // of name or model `src` to one of `dst`: measured by `hexplan profile` on backends whose
   // copies are the sender's work (a CPU core group copies what it produced). The simulator
@@ -60,6 +67,14 @@ class Profile {
   void SetSendCost(const std::string& src, const std::string& dst, double seconds);
   // Looks up by device names first, then by models.
   std::optional<double> SendCost(const std::string& src_name, const std::string& src_model,
+                                 const std::string& dst_name, const std::string& dst_model) const;
+  // What receiving an activation costs the receiving device's own thread, per transfer from a
+  // device of name or model `src` to one of `dst`: the first op there that reads the tensor runs
+  // this much longer (its lines come from the sender's cache; the bookkeeping of a buffer the
+  // sender allocated). Measured with the send cost in a steady exchange between two core groups;
+  // the simulator adds it to that op. JSON only.
+  void SetRecvCost(const std::string& src, const std::string& dst, double seconds);
+  std::optional<double> RecvCost(const std::string& src_name, const std::string& src_model,
                                  const std::string& dst_name, const std::string& dst_model) const;
 
   // Lookups try the device name first, then its model, then its kind, then "*"; node name first,
@@ -102,8 +117,12 @@ class Profile {
   }
   const std::map<std::string, int64_t>& node_memory() const { return node_memory_; }
   const std::map<std::string, double>& cpu_contention() const { return cpu_contention_; }
+  const std::map<std::string, double>& subgraph_costs() const { return subgraph_costs_; }
   const std::map<std::pair<std::string, std::string>, double>& send_costs() const {
     return send_costs_;
+  }
+  const std::map<std::pair<std::string, std::string>, double>& recv_costs() const {
+    return recv_costs_;
   }
   // Merges `other` into this profile (other wins on conflicts).
   void Merge(const Profile& other);
@@ -114,7 +133,9 @@ class Profile {
   std::map<std::string, std::map<std::pair<std::string, std::string>, double>> transfer_times_;
   std::map<std::string, int64_t> node_memory_;
   std::map<std::string, double> cpu_contention_;  // device name or model -> gamma
+  std::map<std::string, double> subgraph_costs_;  // device name or model -> seconds
   std::map<std::pair<std::string, std::string>, double> send_costs_;  // (src, dst) -> seconds
+  std::map<std::pair<std::string, std::string>, double> recv_costs_;  // (src, dst) -> seconds
 };
 
 }  // namespace hx::cost

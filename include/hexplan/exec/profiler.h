@@ -54,8 +54,13 @@ StatusOr<std::vector<double>> MeasureOpTimes(const graph::Graph& graph,
 // `calibration` (optional) receives the measured figures.
 struct ProfileCalibration {
   double dispatch_s_per_op = 0.0;
-  double handoff_s = 0.0;  // one cross-device hop (wake-ups and queue) without bytes
-  double send_s = 0.0;     // of it, the sending device thread's own work (its copy and marks)
+  double subgraph_s = 0.0;  // starting a subgraph, beyond its ops (the first device model's)
+  double handoff_s = 0.0;   // one cross-device hop (wake-ups and queue) without bytes
+  // The device threads' own work per activation sent between two devices when neither waits
+  // (backends whose copies run on the device threads): the sender's (its copy and marks) and the
+  // receiver's (its first read of the tensor), measured in a steady exchange.
+  double send_s = 0.0;
+  double recv_s = 0.0;
   double copy_bytes_per_s = 0.0;         // memcpy bandwidth between two devices' buffers
   double kernel_sum_s = 0.0;             // sum of the op times on the first device
   double one_device_run_s = 0.0;         // the graph as a one-device plan, median
