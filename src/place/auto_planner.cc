@@ -15,8 +15,8 @@
 namespace hx::place {
 namespace {
 
-const char* const kFastPlanners[] = {"single", "heft",   "peft",     "m-etf",
-                                     "m-sct",  "m-topo", "deepplan", "chrion"};
+const char* const kFastPlanners[] = {"single", "heft",     "peft",   "m-etf",   "m-sct",
+                                     "m-topo", "deepplan", "chrion", "pipeline"};
 const char* const kExactPlanners[] = {"moirai", "efficientmip", "getf", "sortinghat"};
 // An exact planner is only worth starting with this much time left (a MILP stopped in CBC's
 // preprocessing has nothing to offer, and CBC has crashed there on limits of a few ms).

@@ -24,6 +24,9 @@ std::unique_ptr<Planner> MakeGetfPlanner();
 std::unique_ptr<Planner> MakeDeepPlanPlanner();
 // Chrion's CPU+GPU BFS/DFS order and greedy device selection (src/place/chrion_planner.cc).
 std::unique_ptr<Planner> MakeChrionPlanner();
+// `pipeline`: contiguous stages of a topological order, cut by simulation
+// (src/place/pipeline_planner.cc).
+std::unique_ptr<Planner> MakePipelinePlanner();
 // `auto`: the fast planners within the time limit, then the exact ones (src/place/auto_planner.cc).
 std::unique_ptr<Planner> MakeAutoPlanner();
 // EfficientMIP's latency IP with its greedy, a DP and local search

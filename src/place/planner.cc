@@ -26,6 +26,7 @@ std::map<std::string, PlannerFactory>& Registry() {
       {"getf", MakeGetfPlanner},
       {"deepplan", MakeDeepPlanPlanner},
       {"chrion", MakeChrionPlanner},
+      {"pipeline", MakePipelinePlanner},
       {"auto", MakeAutoPlanner},
       {"efficientmip", MakeEfficientMipPlanner},
       {"sortinghat", MakeSortingHatPlanner},

@@ -70,8 +70,8 @@ void CheckPlanner(const std::string& name, const cost::CostModel& cost, double l
 
 TEST(AllPlanners, RegistryHasTheFastPlanners) {
   const std::vector<std::string> names = PlannerNames();
-  for (const char* n :
-       {"single", "heft", "peft", "m-topo", "m-etf", "m-sct", "deepplan", "chrion", "auto"})
+  for (const char* n : {"single", "heft", "peft", "m-topo", "m-etf", "m-sct", "deepplan", "chrion",
+                        "pipeline", "auto"})
     EXPECT_NE(std::find(names.begin(), names.end(), n), names.end()) << n;
 }
 
