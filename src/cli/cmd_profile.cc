@@ -61,6 +61,7 @@ int RunProfile(const ProfileArgs& args) {
     out["budget_s"] = args.budget_s;
     out["dispatch_us_per_op"] = cal.dispatch_s_per_op * 1e6;
     out["subgraph_us"] = cal.subgraph_s * 1e6;
+    out["kernel_scale"] = cal.kernel_scale;
     out["one_device_run_ms"] = cal.one_device_run_s * 1e3;
     if (cluster.num_devices() >= 2) {
       out["handoff_us"] = cal.handoff_s * 1e6;

@@ -469,7 +469,16 @@ StatusOr<cost::Profile> ProfileGraph(const graph::Graph& graph, const hw::Cluste
     for (NodeId w : graph.Weights())
       loads += route.TransferSeconds(graph.tensor(graph.node(w).outputs[0]).Bytes());
     const size_t num_ops = std::max<size_t>(1, graph.Ops().size());
-    const double per_op = std::max(0.0, (run - kernels - loads) / static_cast<double>(num_ops));
+    // The run's time beyond its kernels and loads is the executor's, spread over the ops. A run
+    // faster than its parts (ops timed one at a time, each with its own clock reads and a cold
+    // start; tiny ops most of all) scales the op times down to the run instead, so the one-device
+    // plan is predicted at its measured time either way.
+    double per_op = (run - kernels - loads) / static_cast<double>(num_ops);
+    double kernel_scale = 1.0;
+    if (per_op < 0.0) {
+      per_op = 0.0;
+      if (kernels > 0.0 && run > loads) kernel_scale = (run - loads) / kernels;
+    }
     const double per_subgraph = num_ops > 1 ? std::max(0.0, (Median(std::move(per_op_runs)) - run) /
                                                                 static_cast<double>(num_ops - 1))
                                             : 0.0;
@@ -478,10 +487,11 @@ StatusOr<cost::Profile> ProfileGraph(const graph::Graph& graph, const hw::Cluste
       cal.kernel_sum_s = kernels;
       cal.one_device_run_s = run;
       cal.dispatch_s_per_op = per_op;
+      cal.kernel_scale = kernel_scale;
       cal.subgraph_s = per_subgraph;
     }
     for (NodeId op : graph.Ops())
-      profile.SetNodeTime(graph.node(op).name, key, seconds[op.value()] + per_op);
+      profile.SetNodeTime(graph.node(op).name, key, seconds[op.value()] * kernel_scale + per_op);
   }
   std::vector<DeviceId> devices = cluster.DeviceIds();
   // Contention between core groups: the op sweep again on every device at once (each op on all

@@ -54,6 +54,9 @@ StatusOr<std::vector<double>> MeasureOpTimes(const graph::Graph& graph,
 // `calibration` (optional) receives the measured figures.
 struct ProfileCalibration {
   double dispatch_s_per_op = 0.0;
+  // Below 1 when the one-device run was faster than its ops timed one by one: the op times were
+  // scaled by it (and dispatch_s_per_op is 0).
+  double kernel_scale = 1.0;
   double subgraph_s = 0.0;  // starting a subgraph, beyond its ops (the first device model's)
   double handoff_s = 0.0;   // one cross-device hop (wake-ups and queue) without bytes
   // The device threads' own work per activation sent between two devices when neither waits
