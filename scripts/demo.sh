@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `make demo`: plan GPT-2 XL (batch 1, sequence 1024) on the sortinghat-v100 server with the `single`
 # planner, simulate the plan, print its latency and the lower bound, and write a Chrome/Perfetto
-# trace and an SVG timeline into out/; compare the fast planners; then profile, plan and run a small
-# LSTM for real on this machine's CPU cores, with the simulator's prediction beside the measurement.
+# trace and an SVG timeline into out/; compare the fast planners; then profile, plan (pipeline
+# stages) and run a small LSTM for real on this machine's CPU cores, with the simulator's
+# prediction beside the measurement.
 set -euo pipefail
 HEXPLAN="${1:-build/release/hexplan}"
 OUT="${OUT:-out}"
@@ -34,13 +35,15 @@ echo "== the planners side by side (batch 4, sequence 128), with SortingHat's cr
   --algos single,heft,m-etf,deepplan,critical-path
 
 echo
-echo "== run a plan for real on this machine's cores (two core groups), beside its simulation"
+echo "== run a plan for real on this machine's cores (two core groups), beside its simulation:"
+echo "   Chrion's 12-layer LSTM cut into two pipeline stages (layers 0-5 on one group, 6-11 on the other)"
 CPU=local-cpu:groups=2
-"$HEXPLAN" profile lstm --layers 2 --seq 16 --cluster "$CPU" --repeat 3 -o "$OUT/lstm.profile.json"
-"$HEXPLAN" place lstm --layers 2 --seq 16 --cluster "$CPU" --profile "$OUT/lstm.profile.json" \
-  --algo heft -o "$OUT/lstm.cpu.plan.json"
-"$HEXPLAN" run lstm --layers 2 --seq 16 --cluster "$CPU" --plan "$OUT/lstm.cpu.plan.json" \
-  --random-input --seed 1 --repeat 10 --profile "$OUT/lstm.profile.json" \
+LSTM=(lstm)
+"$HEXPLAN" profile "${LSTM[@]}" --cluster "$CPU" --repeat 3 -o "$OUT/lstm.profile.json"
+"$HEXPLAN" place "${LSTM[@]}" --cluster "$CPU" --profile "$OUT/lstm.profile.json" \
+  --algo pipeline --cpu-weights-in-place -o "$OUT/lstm.cpu.plan.json"
+"$HEXPLAN" run "${LSTM[@]}" --cluster "$CPU" --plan "$OUT/lstm.cpu.plan.json" \
+  --random-input --seed 1 --warmup 10 --repeat 20 --profile "$OUT/lstm.profile.json" \
   --output "$OUT/lstm.output.npy"
 
 echo
