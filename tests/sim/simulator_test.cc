@@ -186,6 +186,12 @@ TEST(SimulatorTest, RoundRobinAlternatesDestinationsSubgraphBySubgraph) {
 
 // Two "cpu-core" devices cpu:0-0 and cpu:1-1 on one node, each with a memory-bus link of
 // `bandwidth` bytes/s to host memory.
+// A Relu of 16 floats named `name` reading `in`; its output.
+TensorId AddRelu(graph::Graph& g, const std::string& name, TensorId in) {
+  return g.node(g.AddOpWithOutputs("Relu", name, {in}, {{name + ".out", graph::DType::kF32, {16}}}))
+      .outputs[0];
+}
+
 hw::Cluster TwoCoreGroups(double bandwidth) {
   hw::Cluster c("two-groups");
   PlaceId host = c.AddHostMemory("n0");
@@ -233,15 +239,10 @@ TEST(SimulatorTest, MeasuredCpuDhaOpsTakeTheirMeasuredTime) {
 // the consumer still gets the tensor after the measured transfer time in all.
 TEST(SimulatorTest, SendCostKeepsTheProducerBusyNotTheConsumerWaitingLonger) {
   graph::Graph g("send");
-  TensorId x = g.node(g.AddInput("x", graph::DType::kF32, {16})).outputs[0];
-  TensorId a = g.node(g.AddOpWithOutputs("Relu", "a", {x}, {{"a.out", graph::DType::kF32, {16}}}))
-                   .outputs[0];
-  TensorId b = g.node(g.AddOpWithOutputs("Relu", "b", {a}, {{"b.out", graph::DType::kF32, {16}}}))
-                   .outputs[0];
-  TensorId c = g.node(g.AddOpWithOutputs("Relu", "c", {x}, {{"c.out", graph::DType::kF32, {16}}}))
-                   .outputs[0];
-  g.AddOutput(b);
-  g.AddOutput(c);
+  const TensorId x = g.node(g.AddInput("x", graph::DType::kF32, {16})).outputs[0];
+  const TensorId a = AddRelu(g, "a", x);
+  g.AddOutput(AddRelu(g, "b", a));
+  g.AddOutput(AddRelu(g, "c", x));
   hw::Cluster cluster = TwoCoreGroups(10e9);
   auto spec = hw::FindDeviceSpec("cpu-core");
   ASSERT_TRUE(spec.has_value());
@@ -275,15 +276,10 @@ TEST(SimulatorTest, SendCostKeepsTheProducerBusyNotTheConsumerWaitingLonger) {
 // finishes the hand-off after the measured transfer time in all.
 TEST(SimulatorTest, ReceiveCostLengthensTheFirstReaderOnly) {
   graph::Graph g("recv");
-  TensorId x = g.node(g.AddInput("x", graph::DType::kF32, {16})).outputs[0];
-  TensorId a = g.node(g.AddOpWithOutputs("Relu", "a", {x}, {{"a.out", graph::DType::kF32, {16}}}))
-                   .outputs[0];
-  TensorId b = g.node(g.AddOpWithOutputs("Relu", "b", {a}, {{"b.out", graph::DType::kF32, {16}}}))
-                   .outputs[0];
-  TensorId c = g.node(g.AddOpWithOutputs("Relu", "c", {a}, {{"c.out", graph::DType::kF32, {16}}}))
-                   .outputs[0];
-  g.AddOutput(b);
-  g.AddOutput(c);
+  const TensorId x = g.node(g.AddInput("x", graph::DType::kF32, {16})).outputs[0];
+  const TensorId a = AddRelu(g, "a", x);
+  g.AddOutput(AddRelu(g, "b", a));
+  g.AddOutput(AddRelu(g, "c", a));
   hw::Cluster cluster = TwoCoreGroups(10e9);
   auto spec = hw::FindDeviceSpec("cpu-core");
   ASSERT_TRUE(spec.has_value());
@@ -318,11 +314,8 @@ TEST(SimulatorTest, SubgraphStartCostIsPaidOncePerSubgraph) {
   TensorId t = g.node(g.AddInput("x", graph::DType::kF32, {16})).outputs[0];
   std::vector<NodeId> ops;
   for (int k = 0; k < 6; ++k) {
-    const std::string name = "r" + std::to_string(k);
-    const NodeId op =
-        g.AddOpWithOutputs("Relu", name, {t}, {{name + ".out", graph::DType::kF32, {16}}});
-    t = g.node(op).outputs[0];
-    ops.push_back(op);
+    t = AddRelu(g, "r" + std::to_string(k), t);
+    ops.push_back(g.tensor(t).producer);
   }
   g.AddOutput(t);
   hw::Cluster cluster = TwoCoreGroups(10e9);
