@@ -203,7 +203,7 @@ class PipelinePlanner final : public Planner {
         int budget = k > 1 ? kMaxRefineEvaluations : 0;
         while (budget > 0 && current && !out_of_time()) {
           bool improved = false;
-          for (size_t j = 0; j + 1 < k && budget > 0 && !out_of_time(); ++j) {
+          for (size_t j = 0; j < cuts.size() && budget > 0 && !out_of_time(); ++j) {
             for (int dir : {-1, +1}) {
               if (budget <= 0) break;
               std::vector<size_t> moved = cuts;
@@ -281,15 +281,11 @@ class PipelinePlanner final : public Planner {
         lo = mid;
     }
     fill(hi, &cuts);
-    // Every stage gets at least one op.
-    while (cuts.size() + 1 < k) {
-      const size_t last = cuts.empty() ? 0 : cuts.back();
-      if (last + 1 >= order.size()) break;
-      cuts.push_back(std::max(last + 1, order.size() - (k - 1 - cuts.size())));
-    }
-    for (size_t j = 0; j < cuts.size(); ++j) {
-      const size_t lo_cut = j == 0 ? 1 : cuts[j - 1] + 1;
-      cuts[j] = std::max(cuts[j], lo_cut);
+    // Fewer stages than devices filled (a few ops dominate): equal op counts instead, so every
+    // stage has at least one op (k <= ops).
+    if (cuts.size() + 1 != k) {
+      cuts.clear();
+      for (size_t j = 1; j < k; ++j) cuts.push_back(j * order.size() / k);
     }
     return cuts;
   }
