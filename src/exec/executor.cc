@@ -796,7 +796,7 @@ StatusOr<ExecResult> Executor::Run(const std::map<std::string, HostTensor>& inpu
   result.device_finish_s.assign(D, 0.0);
   for (size_t k = 0; k < tasks_.streams.size(); ++k) {
     const plan::Stream& stream = tasks_.streams[k];
-    if (!stream.compute || !stream.device.valid() || tasks_.streams[k].tasks.empty()) continue;
+    if (!stream.compute || !stream.device.valid() || stream.tasks.empty()) continue;
     result.device_finish_s[stream.device.index()] =
         std::chrono::duration<double>(s.progress[k].last_done - s.t0).count();
   }

@@ -4,6 +4,7 @@
 #include <barrier>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <set>
 #include <thread>
 
@@ -237,13 +238,13 @@ StatusOr<plan::Plan> SpreadPlan(const graph::Graph& graph, const hw::Cluster& cl
   return p;
 }
 
-// The latencies of `runs` timed runs of a plan (after one untimed run), appended to `latencies`;
-// with `send_costs`, also each run's mean time a device thread spent on an activation copy it ran
-// itself (runs with such copies only).
+// One sample per timed run of a plan (`runs` of them, after one untimed run), appended to
+// `samples`: `sample` of the run's result, or its latency.
 Status TimeRuns(const plan::Plan& p, const graph::Graph& graph, const hw::Cluster& cluster,
                 DeviceBackend& backend, const std::vector<HostTensor>& weights,
                 const std::map<std::string, HostTensor>& inputs, int runs,
-                std::vector<double>* latencies, std::vector<double>* send_costs = nullptr) {
+                std::vector<double>* samples,
+                const std::function<double(const ExecResult&)>& sample = nullptr) {
   ExecOptions options;
   options.record_events = false;
   HX_ASSIGN_OR_RETURN(auto executor,
@@ -251,9 +252,7 @@ Status TimeRuns(const plan::Plan& p, const graph::Graph& graph, const hw::Cluste
   for (int r = 0; r < runs + 1; ++r) {
     HX_ASSIGN_OR_RETURN(ExecResult result, executor->Run(inputs));
     if (r == 0) continue;
-    latencies->push_back(result.latency_s);
-    if (send_costs != nullptr && result.inline_copies > 0)
-      send_costs->push_back(result.inline_copy_s / static_cast<double>(result.inline_copies));
+    samples->push_back(sample ? sample(result) : result.latency_s);
   }
   return Status::Ok();
 }
@@ -267,11 +266,10 @@ StatusOr<double> MedianRun(const plan::Plan& p, const graph::Graph& graph,
                            const hw::Cluster& cluster, DeviceBackend& backend,
                            const std::vector<HostTensor>& weights,
                            const std::map<std::string, HostTensor>& inputs, int runs,
-                           std::vector<double>* send_costs = nullptr) {
-  std::vector<double> latencies;
-  HX_RETURN_IF_ERROR(
-      TimeRuns(p, graph, cluster, backend, weights, inputs, runs, &latencies, send_costs));
-  return Median(std::move(latencies));
+                           const std::function<double(const ExecResult&)>& sample = nullptr) {
+  std::vector<double> samples;
+  HX_RETURN_IF_ERROR(TimeRuns(p, graph, cluster, backend, weights, inputs, runs, &samples, sample));
+  return Median(std::move(samples));
 }
 
 // Cross-device hand-off and copy bandwidth between devices a and b: a chain of Relu ops alternating
@@ -383,23 +381,12 @@ Status MeasureExchange(const hw::Cluster& cluster, DeviceBackend& backend, Devic
     HX_ASSIGN_OR_RETURN(plan::Plan p, SpreadPlan(g, cluster, [&](size_t, NodeId op) {
                           return spread && on_b.count(op) ? b : a;
                         }));
-    ExecOptions options;
-    options.record_events = false;
-    HX_ASSIGN_OR_RETURN(auto executor,
-                        Executor::Create(p, g, cluster, &backend, &no_weights, options));
-    std::vector<double> samples;
-    for (int r = 0; r < runs + 1; ++r) {
-      HX_ASSIGN_OR_RETURN(ExecResult result, executor->Run(in));
-      if (r == 0) continue;
-      if (!spread) {
-        samples.push_back(result.latency_s / static_cast<double>(2 * n));
-      } else {
-        const double fa = result.device_finish_s.at(a.index());
-        const double fb = result.device_finish_s.at(b.index());
-        samples.push_back((sender_only ? fa : 0.5 * (fa + fb)) / static_cast<double>(n));
-      }
-    }
-    return Median(std::move(samples));
+    const double ops_per_device = static_cast<double>(spread ? n : 2 * n);
+    return MedianRun(p, g, cluster, backend, no_weights, in, runs, [&](const ExecResult& r) {
+      if (!spread) return r.latency_s / ops_per_device;
+      const double fa = r.device_finish_s.at(a.index()), fb = r.device_finish_s.at(b.index());
+      return (sender_only ? fa : 0.5 * (fa + fb)) / ops_per_device;
+    });
   };
   HX_ASSIGN_OR_RETURN(double ladder_local, per_op(ladder, false, false));
   HX_ASSIGN_OR_RETURN(double ladder_spread, per_op(ladder, true, false));

@@ -254,23 +254,26 @@ class PipelinePlanner final : public Planner {
                                           const std::vector<DeviceId>& devices) {
     const size_t k = devices.size();
     if (k <= 1) return {};
+    // Op times per stage device, looked up once (the bisection fills the stages 60 times).
+    std::vector<std::vector<double>> time(k, std::vector<double>(order.size()));
+    for (size_t j = 0; j < k; ++j)
+      for (size_t i = 0; i < order.size(); ++i) time[j][i] = cost.OpTime(order[i], devices[j]);
     auto fill = [&](double bound, std::vector<size_t>* cuts) {
       cuts->clear();
       size_t stage = 0;
       double used = 0.0;
       for (size_t i = 0; i < order.size(); ++i) {
-        const double t = cost.OpTime(order[i], devices[stage]);
-        if (used + t > bound && used > 0.0 && stage + 1 < k) {
+        if (used + time[stage][i] > bound && used > 0.0 && stage + 1 < k) {
           cuts->push_back(i);
           ++stage;
           used = 0.0;
         }
-        used += cost.OpTime(order[i], devices[stage]);
+        used += time[stage][i];
       }
       return used <= bound;
     };
     double hi = 0.0;
-    for (NodeId op : order) hi += cost.OpTime(op, devices[0]);
+    for (double t : time[0]) hi += t;
     double lo = 0.0;
     std::vector<size_t> cuts;
     for (int it = 0; it < 60; ++it) {

@@ -183,19 +183,16 @@ class Engine {
     if (sp.kind != hw::PlaceKind::kDevice || dp.kind != hw::PlaceKind::kDevice) return {};
     return {&cluster_.device(sp.device), &cluster_.device(dp.device)};
   }
-  // The profile's send and receive costs of a transfer between two devices
+  // The profile's send or receive cost of a transfer between two devices
   // (cost::Profile::SendCost, RecvCost).
-  std::optional<double> SendCost(const plan::Transfer& tr) const {
+  using PairCost = std::optional<double> (cost::Profile::*)(const std::string&, const std::string&,
+                                                            const std::string&,
+                                                            const std::string&) const;
+  std::optional<double> ProfiledPairCost(const plan::Transfer& tr, PairCost which) const {
     const cost::Profile* profile = cost_.profile();
     const auto [a, b] = DeviceEnds(tr);
     if (profile == nullptr || a == nullptr) return std::nullopt;
-    return profile->SendCost(a->name, a->spec.model, b->name, b->spec.model);
-  }
-  std::optional<double> RecvCost(const plan::Transfer& tr) const {
-    const cost::Profile* profile = cost_.profile();
-    const auto [a, b] = DeviceEnds(tr);
-    if (profile == nullptr || a == nullptr) return std::nullopt;
-    return profile->RecvCost(a->name, a->spec.model, b->name, b->spec.model);
+    return (profile->*which)(a->name, a->spec.model, b->name, b->spec.model);
   }
   // The profile's time for an activation copy between two devices (by tensor name, then its
   // producer's name; device names, then models), when the workload gives one.
@@ -366,8 +363,10 @@ void Engine::Setup() {
         // keeps the producing op's device busy; the rest is latency.
         // The part the receiver's thread does (its first read of the tensor) lengthens the op
         // that reads it there.
-        const double send = std::min(*measured, SendCost(tr).value_or(0.0));
-        const double recv = std::min(*measured - send, RecvCost(tr).value_or(0.0));
+        const double send =
+            std::min(*measured, ProfiledPairCost(tr, &cost::Profile::SendCost).value_or(0.0));
+        const double recv = std::min(*measured - send,
+                                     ProfiledPairCost(tr, &cost::Profile::RecvCost).value_or(0.0));
         const NodeId producer = graph_.tensor(tr.tensor).producer;
         if (send > 0.0 && producer.valid()) send_cost_[producer.index()] += send;
         if (recv > 0.0) {
