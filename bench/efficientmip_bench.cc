@@ -71,9 +71,9 @@ void BM_EfficientMip(benchmark::State& state, const std::string& input) {
   state.counters["bound_ms"] = result.bound_s * 1e3;
   state.counters["gap"] = result.gap;
   state.counters["improvement"] = 1.0 - result.latency_s / result.greedy_latency_s;
-  state.counters["optimal"] = result.status == "optimal";
+  state.counters["optimal"] = result.status == place::PlanStatus::kOptimal;
   state.counters["milp_binaries"] = static_cast<double>(result.milp_binaries);
-  state.SetLabel(result.status + " via " + result.source);
+  state.SetLabel(std::string(place::PlanStatusName(result.status)) + " via " + result.source);
   Rows().push_back({input, inst->num_nodes(), result, seconds});
 }
 
@@ -101,7 +101,8 @@ void PrintTable() {
     std::printf("| %s | %d | %.3f | %.3f | %.1f%% | %.3f | %.3f | %.1f | %s, %s | %s |\n",
                 row.input.c_str(), row.nodes, r.greedy_latency_s * 1e3, r.latency_s * 1e3,
                 100.0 * (1.0 - r.latency_s / r.greedy_latency_s), r.bound_s * 1e3, r.gap,
-                row.seconds, r.status.c_str(), r.source.c_str(), r.milp_note.c_str());
+                row.seconds, place::PlanStatusName(r.status), r.source.c_str(),
+                r.milp_note.c_str());
   }
 }
 

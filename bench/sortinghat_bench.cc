@@ -32,7 +32,8 @@ void BM_SortingHatGpt2(benchmark::State& state) {
   cost::CostModel cost(*g, *c);
   place::PlanRequest request;
   request.cost = &cost;
-  request.options.submodel_time_limit_s = static_cast<double>(state.range(0)) / 10.0;
+  (void)request.planner_options.Give("submodel-time-limit",
+                                     static_cast<double>(state.range(0)) / 10.0);
   double latency = 0, estimate = 0;
   for (auto _ : state) {
     auto r = place::PlanSortingHat(request);

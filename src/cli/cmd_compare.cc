@@ -21,7 +21,7 @@ struct CompareArgs {
   std::string cluster;
   std::string profile;
   std::string algos;
-  place::PlannerOptions options;
+  PlannerFlags planner;
   bool json = false;
 };
 
@@ -48,6 +48,25 @@ std::vector<std::string> DefaultAlgos() {
   return out;
 }
 
+// Every planner option given must belong to at least one planner compared.
+Status CheckOptionsOwned(const OptionSet& given, const std::vector<std::string>& algos) {
+  for (const auto& [name, value] : given.given()) {
+    bool owned = false;
+    for (const std::string& a : algos) {
+      auto specs = place::PlannerOptionSpecs(a);
+      if (!specs.ok()) continue;
+      for (const OptionSpec& s : *specs) owned = owned || s.name == name;
+    }
+    if (!owned)
+      return InvalidArgument("--" + name + ": not an option of any planner compared (" + [&] {
+        std::string list;
+        for (const std::string& a : algos) list += (list.empty() ? "" : ", ") + a;
+        return list;
+      }() + ")");
+  }
+  return Status::Ok();
+}
+
 int RunCompare(const CompareArgs& args) {
   auto zoo_options = args.model.ToZooOptions();
   if (!zoo_options.ok()) return ReportError(zoo_options.status());
@@ -63,11 +82,13 @@ int RunCompare(const CompareArgs& args) {
 
   place::PlanRequest request;
   request.cost = inputs->cost.get();
-  request.options = args.options;
+  if (Status s = args.planner.Apply(&request); !s.ok()) return ReportError(s);
   request.logger = &CliLogger();
   request.model_spec = args.model.model;
   request.model_options = *zoo_options;
   request.cluster_spec = inputs->cluster_spec;
+
+  if (Status s = CheckOptionsOwned(request.planner_options, algos); !s.ok()) return ReportError(s);
 
   struct Row {
     std::string algo;
@@ -85,7 +106,12 @@ int RunCompare(const CompareArgs& args) {
       rows.push_back(std::move(row));
       continue;
     }
-    rows.push_back({a, place::RunPlanner(a, request)});
+    // Each planner takes the given options it owns.
+    place::PlanRequest own = request;
+    auto specs = place::PlannerOptionSpecs(a);
+    own.planner_options =
+        request.planner_options.Restrict(specs.ok() ? *specs : std::vector<OptionSpec>{});
+    rows.push_back({a, place::RunPlanner(a, own)});
   }
 
   // `single` is the reference for speedups; run it when it is not in the list.
@@ -93,7 +119,9 @@ int RunCompare(const CompareArgs& args) {
   for (const Row& r : rows)
     if (r.algo == "single" && r.outcome.ok()) single_s = r.outcome->sim.makespan_s;
   if (!single_s) {
-    auto single = place::RunPlanner("single", request);
+    place::PlanRequest plain = request;
+    plain.planner_options = OptionSet();
+    auto single = place::RunPlanner("single", plain);
     if (single.ok()) single_s = single->sim.makespan_s;
   }
 
@@ -150,10 +178,11 @@ int RunCompare(const CompareArgs& args) {
                     d.peak_memory_bytes / 1e9);
       memory += buf;
     }
-    std::printf(
-        "%-14s %-10s %12.3f %7.2fx %7.2fx %10.3f  %s\n", r.algo.c_str(), o.result.status.c_str(),
-        Ms(o.sim.makespan_s), single_s && o.sim.makespan_s > 0 ? *single_s / o.sim.makespan_s : 0.0,
-        bound > 0 ? o.sim.makespan_s / bound : 0.0, o.result.planning_time_s, memory.c_str());
+    std::printf("%-14s %-10s %12.3f %7.2fx %7.2fx %10.3f  %s\n", r.algo.c_str(),
+                place::PlanStatusName(o.result.status), Ms(o.sim.makespan_s),
+                single_s && o.sim.makespan_s > 0 ? *single_s / o.sim.makespan_s : 0.0,
+                bound > 0 ? o.sim.makespan_s / bound : 0.0, o.result.planning_time_s,
+                memory.c_str());
   }
   bool all_failed = true;
   for (const Row& r : rows) all_failed = all_failed && !r.outcome.ok() && !r.bound_s;
@@ -173,7 +202,7 @@ Command AddCompareCommand(CLI::App& root) {
                   "measured op times (hexplan profile, or a profile JSON/CSV) before the roofline");
   app->add_option("--algos", args->algos,
                   "comma-separated planners, and critical-path for that bound (default: all)");
-  AddPlannerOptions(app, args->options);
+  AddPlannerOptions(app, args->planner);
   app->add_flag("--json", args->json, "print one JSON object with `results`");
   return {app, [args]() { return RunCompare(*args); }};
 }

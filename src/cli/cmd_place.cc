@@ -21,7 +21,7 @@ struct PlaceArgs {
   std::string profile;
   std::string algo = "single";
   std::string output;
-  place::PlannerOptions options;
+  PlannerFlags planner;
   bool json = false;
 };
 
@@ -61,7 +61,7 @@ int RunPlace(const PlaceArgs& args) {
 
   place::PlanRequest request;
   request.cost = inputs->cost.get();
-  request.options = args.options;
+  if (Status s = args.planner.Apply(&request); !s.ok()) return ReportError(s);
   request.logger = &CliLogger();
   request.model_spec = args.model.model;
   request.model_options = *zoo_options;
@@ -82,7 +82,7 @@ int RunPlace(const PlaceArgs& args) {
     return 0;
   }
   const place::PlanResult& r = outcome->result;
-  std::printf("algo           %s (%s)\n", p.algo.c_str(), r.status.c_str());
+  std::printf("algo           %s (%s)\n", p.algo.c_str(), place::PlanStatusName(r.status));
   std::printf("model          %s on %s\n", graph.name().c_str(), cluster.name().c_str());
   std::printf("latency        %.3f ms (simulated)\n", Ms(latency));
   std::printf("lower bound    %.3f ms (%.2fx)\n", Ms(bound), bound > 0 ? latency / bound : 0.0);
@@ -116,7 +116,7 @@ Command AddPlaceCommand(CLI::App& root) {
   app->add_option("--algo", args->algo, "the planner: " + algos + " (or critical-path: a bound)")
       ->default_val("single");
   app->add_option("-o,--output", args->output, "write the plan (JSON)");
-  AddPlannerOptions(app, args->options);
+  AddPlannerOptions(app, args->planner);
   app->add_flag("--json", args->json, "print one JSON object");
   return {app, [args]() { return RunPlace(*args); }};
 }

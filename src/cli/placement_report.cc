@@ -1,37 +1,95 @@
 #include "cli/placement_report.h"
 
+#include <algorithm>
+#include <cstdio>
+
 namespace hx::cli {
 namespace {
+
 double Ms(double s) { return s * 1e3; }
+
+// Every planner's own options, by flag name: the spec and the planners that own it.
+struct OwnedOption {
+  OptionSpec spec;
+  std::vector<std::string> owners;
+};
+std::vector<OwnedOption> PlannerOwnedOptions() {
+  std::vector<OwnedOption> all;
+  for (const std::string& name : place::PlannerNames()) {
+    if (name == "auto") continue;  // auto takes its members' options
+    auto specs = place::PlannerOptionSpecs(name);
+    if (!specs.ok()) continue;
+    for (const OptionSpec& spec : *specs) {
+      auto it = std::find_if(all.begin(), all.end(),
+                             [&](const OwnedOption& o) { return o.spec.name == spec.name; });
+      if (it == all.end()) {
+        all.push_back({spec, {name}});
+      } else {
+        it->owners.push_back(name);
+      }
+    }
+  }
+  return all;
+}
+
+std::string Join(const std::vector<std::string>& names, const std::string& sep) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : sep) + n;
+  return out;
+}
+
+std::string PlannerOptionsFooter() {
+  std::string footer =
+      "Planner options (a planner takes only its own; auto and compare pass each "
+      "to the planners that own it):\n";
+  for (const std::string& name : place::PlannerNames()) {
+    auto specs = place::PlannerOptionSpecs(name);
+    if (!specs.ok() || specs->empty() || name == "auto") continue;
+    std::vector<std::string> flags;
+    for (const OptionSpec& s : *specs)
+      flags.push_back(s.Flag() + " (" + s.DefaultText() + ", " + s.RangeText() + ")");
+    char head[32];
+    std::snprintf(head, sizeof head, "  %-13s ", name.c_str());
+    footer += head + Join(flags, ", ") + "\n";
+  }
+  return footer;
+}
+
 }  // namespace
 
-void AddPlannerOptions(CLI::App* app, place::PlannerOptions& o) {
+Status PlannerFlags::Apply(place::PlanRequest* request) const {
+  request->options = options;
+  HX_ASSIGN_OR_RETURN(request->options.coarsen, place::ParseCoarsening(coarsen));
+  request->options.warm_start = !no_warm_start;
+  for (const auto& [name, option] : own_flags)
+    if (option->count() > 0) HX_RETURN_IF_ERROR(request->planner_options.Give(name, own.at(name)));
+  return Status::Ok();
+}
+
+void AddPlannerOptions(CLI::App* app, PlannerFlags& flags) {
+  place::PlannerOptions& o = flags.options;
   app->add_option("--time-limit", o.time_limit_s, "planning time limit in seconds")
       ->default_val(60.0);
   app->add_option("--seed", o.seed, "seed for planners that make random choices")->default_val(1);
-  app->add_option("--coarsen", o.coarsen, "coarsen the graph first: none or fusion (GCOF)");
+  app->add_option("--coarsen", flags.coarsen,
+                  "coarsen the graph first: none or fusion (GCOF; moirai's default)");
   app->add_option("--fusion-rules", o.fusion_rules_path,
                   "fusion rules file for --coarsen fusion (default: the built-in rules)");
   app->add_flag("--cpu-weights-in-place", o.cpu_weights_in_place,
                 "CPU devices read weights from host memory (DHA) instead of loading a copy: for "
                 "plans run on CPU core groups (docs/runtime.md)");
-  app->add_option("--alpha", o.alpha, "chrion: weight of GPU memory in EFT + alpha*memory")
-      ->default_val(0.0);
   app->add_option("--gap", o.relative_gap, "exact planners: relative optimality gap to stop at")
       ->default_val(1e-4);
   app->add_option("--threads", o.threads, "exact planners: solver threads")->default_val(1);
-  app->add_option("--export-lp", o.export_lp_path, "exact planners: write the MILP (LP format)");
-  app->add_option("--export-mps", o.export_mps_path, "exact planners: write the MILP (free MPS)");
-  app->add_option("--solution", o.solution_path,
-                  "exact planners: load a Gurobi/HiGHS/SCIP/CBC solution file instead of solving");
-  app->add_option("--q", o.subgraphs_per_gpu, "sortinghat: subgraph slots per GPU")->default_val(6);
-  app->add_option("--ndom", o.dominators_per_submodel, "sortinghat: dominators per submodel")
-      ->default_val(1);
-  app->add_option("--submodel-time-limit", o.submodel_time_limit_s,
-                  "sortinghat: MILP limit per submodel in seconds (0: split --time-limit)")
-      ->default_val(0.0);
-  app->add_option("--ablation", o.ablation,
-                  "sortinghat: no-contention, no-topology or independent");
+  app->add_flag("--no-warm-start", flags.no_warm_start,
+                "exact planners: do not start from the fast planners' best plan");
+  for (const OwnedOption& owned : PlannerOwnedOptions()) {
+    const OptionSpec& s = owned.spec;
+    const std::string help = Join(owned.owners, ", ") + ": " + s.description + " (default " +
+                             s.DefaultText() + ", " + s.RangeText() + ")";
+    flags.own_flags[s.name] = app->add_option(s.Flag(), flags.own[s.name], help);
+  }
+  app->footer(PlannerOptionsFooter());
 }
 
 nlohmann::json PlacementJson(const place::PlacementOutcome& outcome, const PlanningInputs& in) {
@@ -42,7 +100,7 @@ nlohmann::json PlacementJson(const place::PlacementOutcome& outcome, const Plann
   out["algo"] = p.algo;
   out["model"] = in.graph->name();
   out["cluster"] = in.cluster->name();
-  out["status"] = outcome.result.status;
+  out["status"] = place::PlanStatusName(outcome.result.status);
   out["latency_ms"] = Ms(latency);
   out["lower_bound_ms"] = Ms(bound);
   out["lower_bound_ratio"] = bound > 0 ? latency / bound : 0.0;

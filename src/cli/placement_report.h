@@ -3,6 +3,7 @@
 // planner options of `place` and `compare`.
 
 #include <CLI/CLI.hpp>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -11,9 +12,24 @@
 
 namespace hx::cli {
 
-// Adds --time-limit, --seed, --coarsen, --fusion-rules, --alpha, --gap, --threads, --q, --ndom,
-// --submodel-time-limit and --ablation, bound to `options`.
-void AddPlannerOptions(CLI::App* app, place::PlannerOptions& options);
+// The planner flags of `place` and `compare`: the options every planner shares, bound to
+// `options`, and each registered planner's own options (from the registry), kept as given.
+struct PlannerFlags {
+  place::PlannerOptions options;
+  std::string coarsen;  // "", "none" or "fusion"
+  bool no_warm_start = false;
+  std::map<std::string, std::string> own;  // a planner option's flag name -> its text as given
+  std::map<std::string, CLI::Option*> own_flags;
+
+  // The shared options with --coarsen and --no-warm-start applied, and the given planner options
+  // (resolved later against the planner that runs).
+  Status Apply(place::PlanRequest* request) const;
+};
+
+// Adds --time-limit, --seed, --coarsen, --fusion-rules, --cpu-weights-in-place, --gap, --threads,
+// --no-warm-start and every planner's own options, with defaults, bounds and owners in the help
+// and a footer listing each planner's options.
+void AddPlannerOptions(CLI::App* app, PlannerFlags& flags);
 
 // Fields: algo, model, cluster, status, latency_ms, lower_bound_ms, lower_bound_ratio,
 // planning_time_s, estimate_ms?, model_objective_ms?, bound_ms?, gap?, devices[{name, compute_ms,

@@ -198,14 +198,11 @@ StatusOr<OptionSet> OptionSet::Resolve(std::vector<OptionSpec> specs,
   return out;
 }
 
-OptionSet OptionSet::Restrict(std::vector<OptionSpec> specs) const {
-  OptionSet out(std::move(specs));
-  for (const auto& [name, value] : given_) {
-    const OptionSpec* spec = out.FindSpec(name);
-    if (spec == nullptr) continue;
-    auto v = spec->Accept(value);
-    if (v.ok()) out.given_[name] = *v;
-  }
+OptionSet OptionSet::Restrict(const std::vector<OptionSpec>& specs) const {
+  OptionSet out;
+  for (const auto& [name, value] : given_)
+    for (const OptionSpec& s : specs)
+      if (s.name == name) out.given_[name] = value;
   return out;
 }
 

@@ -40,6 +40,22 @@ class AutoPlanner final : public Planner {
            "time left; the fastest simulated plan wins";
   }
 
+  // The options of its members, each passed on to the members that own it.
+  std::vector<OptionSpec> Options() const override {
+    std::vector<OptionSpec> all;
+    for (const std::string& name : PlannerNames()) {
+      if (name == Name()) continue;
+      auto specs = PlannerOptionSpecs(name);
+      if (!specs.ok()) continue;
+      for (const OptionSpec& s : *specs) {
+        bool seen = false;
+        for (const OptionSpec& a : all) seen = seen || a.name == s.name;
+        if (!seen) all.push_back(s);
+      }
+    }
+    return all;
+  }
+
   StatusOr<PlanResult> Plan(const PlanRequest& request) override {
     Stopwatch watch;
     const double limit = request.options.time_limit_s;
@@ -57,6 +73,9 @@ class AutoPlanner final : public Planner {
     auto run = [&](const std::string& name, double budget) {
       PlanRequest sub = request;
       sub.options.time_limit_s = budget;
+      auto own = PlannerOptionSpecs(name);
+      sub.planner_options =
+          request.planner_options.Restrict(own.ok() ? *own : std::vector<OptionSpec>{});
       auto out = RunPlanner(name, sub);
       ++runs;
       if (!out.ok()) {

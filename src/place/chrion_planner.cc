@@ -313,10 +313,16 @@ class ChrionPlanner final : public Planner {
            "k' CPU cores, best k*";
   }
 
+  std::vector<OptionSpec> Options() const override {
+    return {DoubleOption("alpha", "weight of GPU memory in Chrion's greedy cost EFT + alpha*memory",
+                         0.0, 0.0)};
+  }
+
   StatusOr<PlanResult> Plan(const PlanRequest& request) override {
     const cost::CostModel& cost = *request.cost;
+    HX_ASSIGN_OR_RETURN(const OptionSet own, ResolveOptions(request, *this));
     ChrionOptions options;
-    options.alpha = request.options.alpha;
+    options.alpha = own.Double("alpha");
     HX_ASSIGN_OR_RETURN(ChrionResult run, RunChrion(cost, options));
     // Candidates by Algorithm 2's total cost; the first whose plan fits in memory wins.
     std::vector<int> ranked(run.sweep.size());
@@ -371,7 +377,7 @@ class ChrionPlanner final : public Planner {
     const ChrionSchedule& s = run.sweep[chosen_k];
     PlanResult result;
     result.plan = std::move(*chosen);
-    result.status = "heuristic";
+    result.status = PlanStatus::kHeuristic;
     result.detail = "k*=" + std::to_string(s.cores) + " of " + std::to_string(run.total_cores) +
                     " CPU cores, GPU memory (Eq. 4) " + Mb(s.gpu_memory_bytes) + " vs " +
                     Mb(run.sweep[0].gpu_memory_bytes) + " GPU-only, estimate " + Ms(s.latency_s) +

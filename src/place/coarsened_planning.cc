@@ -123,7 +123,7 @@ StatusOr<PlanResult> PlanCoarsened(Planner& planner, const PlanRequest& request)
   HX_ASSIGN_OR_RETURN(std::unique_ptr<CoarsenedModel> model,
                       CoarsenedModel::Build(*request.cost, rules));
   PlanRequest inner = request;
-  inner.options.coarsen = "none";
+  inner.options.coarsen = Coarsening::kNone;
   const size_t ops = request.graph().Ops().size();
   const graph::FusionResult& f = model->fusion();
   std::string summary = "GCOF: " + std::to_string(ops) + " ops -> " +

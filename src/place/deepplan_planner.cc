@@ -309,7 +309,7 @@ class DeepPlanPlanner final : public Planner {
       }
       PlanResult result;
       result.plan = std::move(built.plan);
-      result.status = "heuristic";
+      result.status = PlanStatus::kHeuristic;
       std::string relays;
       for (const plan::WeightPlacement& wp : result.plan.weights)
         if (wp.mode == plan::WeightMode::kRelay &&

@@ -11,6 +11,7 @@
 
 #include "hexplan/core/stopwatch.h"
 #include "hexplan/place/efficientmip.h"
+#include "hexplan/place/exact_planner.h"
 #include "hexplan/place/list_scheduling.h"
 #include "hexplan/place/problem_builder.h"
 #include "hexplan/plan/plan_builder.h"
@@ -96,7 +97,13 @@ StatusOr<plan::Plan> PlanFromSplit(const EfficientMipInstance& inst, const Effic
   return p;
 }
 
-class EfficientMipPlanner final : public Planner {
+// A split that passes hexplan's memory check, with its plan and the instance tightened to it.
+struct FittedSplit {
+  plan::Plan plan;
+  EfficientMipSolveResult solved;
+};
+
+class EfficientMipPlanner final : public ExactPlanner {
  public:
   std::string Name() const override { return "efficientmip"; }
   std::string Description() const override {
@@ -104,59 +111,37 @@ class EfficientMipPlanner final : public Planner {
            "memory) on CBC, warm-started from its greedy, a DP and HEFT";
   }
 
-  StatusOr<PlanResult> Plan(const PlanRequest& request) override {
+ protected:
+  std::vector<OptionSpec> ModelOptions() const override {
+    return {IntOption("q", "subgraphs per accelerator in the IP (the paper's q)", 6, 1, 64)};
+  }
+
+  StatusOr<ExactAnswer> SolveModel(const PlanRequest& request, const OptionSet& opts,
+                                   const MilpSettings& settings) override {
     const cost::CostModel& cost = *request.cost;
     HX_ASSIGN_OR_RETURN(EfficientMipInstance inst, EfficientMipInstanceFromCostModel(cost));
-    const PlannerOptions& o = request.options;
     Stopwatch watch;
     EfficientMipSolveOptions options;
-    options.relative_gap = o.relative_gap;
-    options.threads = o.threads;
-    options.seed = o.seed;
-    options.subgraphs_per_device = o.subgraphs_per_gpu;
-    if (auto heft = HeftWarmStart(inst, cost)) {
-      options.warm_starts.push_back(*heft);
-      options.warm_start_names.push_back("heft");
+    options.relative_gap = settings.relative_gap;
+    options.threads = settings.threads;
+    options.seed = request.options.seed;
+    options.subgraphs_per_device = static_cast<int>(opts.Int("q"));
+    if (request.options.warm_start) {
+      if (auto heft = HeftWarmStart(inst, cost)) {
+        options.warm_starts.push_back(*heft);
+        options.warm_start_names.push_back("heft");
+      }
     }
     const int64_t stated_memory = inst.accelerator_memory_bytes;
+    HX_ASSIGN_OR_RETURN(FittedSplit fitted,
+                        FitToMemory(request, options, settings.time_limit_s, &inst));
 
-    // hexplan's memory check is stricter than EfficientMIP's sum of node sizes (activations in
-    // flight count too, and a cluster's CPUs may have no stated memory): fit the model to it with
-    // quick heuristic solves, shrinking the accelerator memory by the overflow or giving up the
-    // CPUs, before the full solve.
-    std::optional<plan::Plan> fitting;
-    std::optional<EfficientMipSolveResult> fitting_solved;
-    std::string overflow;  // the last memory shortfall, for the error
-    for (int attempt = 0; attempt < 6; ++attempt) {
-      EfficientMipSolveOptions quick = options;
-      quick.use_milp = false;
-      quick.time_limit_s = std::max(0.2, std::min(5.0, o.time_limit_s * 0.1));
-      auto solved = SolveEfficientMip(inst, quick);
-      if (!solved.ok()) {
-        if (overflow.empty()) return solved.status();
-        return ResourceExhausted("efficientmip: no split of '" + cost.graph().name() +
-                                 "' passes hexplan's memory check (it counts activations as "
-                                 "well as EfficientMIP's node sizes): " +
-                                 overflow);
-      }
-      HX_ASSIGN_OR_RETURN(plan::Plan p, PlanFromSplit(inst, solved->split, cost));
-      if (!Refit(inst, p, cost, request.logger, &overflow)) {
-        fitting = std::move(p);
-        fitting_solved = std::move(*solved);
-        break;
-      }
-    }
-    if (!fitting)
-      return ResourceExhausted(
-          "efficientmip: no split of '" + cost.graph().name() +
-          "' fits the devices' memory once activations are counted: " + overflow);
-
-    options.time_limit_s = std::max(0.1, o.time_limit_s - watch.ElapsedSeconds());
-    options.export_lp_path = o.export_lp_path;
-    options.export_mps_path = o.export_mps_path;
-    options.solution_path = o.solution_path;
-    options.warm_starts.push_back(fitting_solved->split);
-    options.warm_start_names.push_back("fitted " + fitting_solved->source);
+    options.time_limit_s = std::max(0.1, settings.time_limit_s - watch.ElapsedSeconds());
+    options.export_lp_path = settings.export_lp;
+    options.export_mps_path = settings.export_mps;
+    options.solution_path = settings.solution_path;
+    options.warm_starts.push_back(fitted.solved.split);
+    options.warm_start_names.push_back("fitted " + fitted.solved.source);
     HX_ASSIGN_OR_RETURN(EfficientMipSolveResult solved,
                         SolveEfficientMip(inst, options, request.logger));
     HX_ASSIGN_OR_RETURN(plan::Plan p, PlanFromSplit(inst, solved.split, cost));
@@ -166,31 +151,68 @@ class EfficientMipPlanner final : public Planner {
       LogTo(request.logger, LogLevel::kInfo,
             "efficientmip: the solver's split overflows memory once activations are counted; "
             "keeping the heuristic split that fits");
-      solved = *fitting_solved;
-      solved.status = "warm_start";
-      p = *fitting;
+      solved = fitted.solved;
+      solved.status = PlanStatus::kWarmStart;
+      p = fitted.plan;
     }
-    PlanResult result;
-    result.plan = std::move(p);
-    result.status = solved.status;
-    result.model_objective_s = solved.latency_s;
-    result.solver_bound_s = solved.bound_s;
-    result.solver_gap = solved.gap;
-    result.detail =
-        "efficientmip: " + solved.source + " " + Ms(solved.latency_s) + " (greedy " +
-        (std::isfinite(solved.greedy_latency_s) ? Ms(solved.greedy_latency_s)
-                                                : std::string("failed")) +
-        ", q = " + std::to_string(options.subgraphs_per_device) +
-        (inst.accelerator_memory_bytes < stated_memory
-             ? ", accelerator memory taken as " + std::to_string(inst.accelerator_memory_bytes) +
-                   " bytes to leave room for activations"
-             : std::string()) +
-        (!inst.has_cpu && !inst.cpu_devices.empty() ? ", CPUs left out" : "") + ")" +
-        (solved.milp_note.empty() ? std::string() : "; MILP: " + solved.milp_note);
-    return result;
+    ExactAnswer answer;
+    answer.plan = std::move(p);
+    answer.status = solved.status;
+    answer.model_objective_s = solved.latency_s;
+    answer.bound_s = solved.bound_s;
+    answer.gap = solved.gap;
+    answer.detail = Detail(inst, solved, options.subgraphs_per_device, stated_memory);
+    answer.from_solution_file = !settings.solution_path.empty();
+    answer.warm_plans.push_back(
+        {"fitted " + fitted.solved.source, std::move(fitted.plan), fitted.solved.latency_s});
+    return answer;
   }
 
  private:
+  // hexplan's memory check is stricter than EfficientMIP's sum of node sizes (activations in
+  // flight count too, and a cluster's CPUs may have no stated memory): fit the model to it with
+  // quick heuristic solves, shrinking the accelerator memory by the overflow or giving up the
+  // CPUs, before the full solve.
+  static StatusOr<FittedSplit> FitToMemory(const PlanRequest& request,
+                                           const EfficientMipSolveOptions& options,
+                                           double time_limit_s, EfficientMipInstance* inst) {
+    const cost::CostModel& cost = *request.cost;
+    std::string overflow;  // the last memory shortfall, for the error
+    for (int attempt = 0; attempt < 6; ++attempt) {
+      EfficientMipSolveOptions quick = options;
+      quick.use_milp = false;
+      quick.time_limit_s = std::max(0.2, std::min(5.0, time_limit_s * 0.1));
+      auto solved = SolveEfficientMip(*inst, quick);
+      if (!solved.ok()) {
+        if (overflow.empty()) return solved.status();
+        return ResourceExhausted("efficientmip: no split of '" + cost.graph().name() +
+                                 "' passes hexplan's memory check (it counts activations as "
+                                 "well as EfficientMIP's node sizes): " +
+                                 overflow);
+      }
+      HX_ASSIGN_OR_RETURN(plan::Plan p, PlanFromSplit(*inst, solved->split, cost));
+      if (!Refit(*inst, p, cost, request.logger, &overflow))
+        return FittedSplit{std::move(p), std::move(*solved)};
+    }
+    return ResourceExhausted(
+        "efficientmip: no split of '" + cost.graph().name() +
+        "' fits the devices' memory once activations are counted: " + overflow);
+  }
+
+  static std::string Detail(const EfficientMipInstance& inst, const EfficientMipSolveResult& solved,
+                            int q, int64_t stated_memory) {
+    return "efficientmip: " + solved.source + " " + Ms(solved.latency_s) + " (greedy " +
+           (std::isfinite(solved.greedy_latency_s) ? Ms(solved.greedy_latency_s)
+                                                   : std::string("failed")) +
+           ", q = " + std::to_string(q) +
+           (inst.accelerator_memory_bytes < stated_memory
+                ? ", accelerator memory taken as " + std::to_string(inst.accelerator_memory_bytes) +
+                      " bytes to leave room for activations"
+                : std::string()) +
+           (!inst.has_cpu && !inst.cpu_devices.empty() ? ", CPUs left out" : "") + ")" +
+           (solved.milp_note.empty() ? std::string() : "; MILP: " + solved.milp_note);
+  }
+
   // Whether the plan overflows a device; if so, tightens the instance (true).
   static bool Refit(EfficientMipInstance& inst, const plan::Plan& p, const cost::CostModel& cost,
                     Logger* logger, std::string* overflow) {

@@ -10,6 +10,7 @@
 #include "hexplan/core/stopwatch.h"
 #include "hexplan/milp/model.h"
 #include "hexplan/milp/solver.h"
+#include "hexplan/place/exact_planner.h"
 #include "place/efficientmip_internal.h"
 
 namespace hx::place {
@@ -679,244 +680,303 @@ Status EfficientMipSolveOptions::Validate() const {
   return Status::Ok();
 }
 
-StatusOr<EfficientMipSolveResult> SolveEfficientMip(const EfficientMipInstance& inst,
-                                                    const EfficientMipSolveOptions& options,
-                                                    Logger* logger) {
-  HX_RETURN_IF_ERROR(options.Validate());
-  HX_RETURN_IF_ERROR(inst.Validate());
-  Stopwatch watch;
-  EfficientMipEvalOptions eval;
-  eval.max_subgraphs_per_device = options.subgraphs_per_device;
-  const Blocks blocks = efficientmip_internal::ComputeBlocks(inst);
-  EfficientMipSolveResult result;
+namespace {
 
-  Candidate best;
-  auto consider = [&](const EfficientMipSplit& split, const std::string& source) {
-    std::string error;
-    const double lat = SplitLatency(inst, split, eval, &error);
-    if (!std::isfinite(lat)) {
-      LogTo(logger, LogLevel::kDebug, "efficientmip: " + source + " skipped: " + error);
-      return lat;
-    }
-    if (lat < best.latency) best = {efficientmip_internal::Compact(split), lat, source};
-    return lat;
-  };
-
-  // 1. The paper's greedy.
-  auto greedy = EfficientMipGreedy(inst);
-  result.greedy_latency_s = kInf;
-  if (greedy.ok()) {
-    result.greedy_latency_s = consider(*greedy, "greedy");
-  } else {
-    LogTo(logger, LogLevel::kInfo, "efficientmip: greedy failed: " + greedy.status().message());
+// SolveEfficientMip's steps: the heuristics (the paper's greedy, the caller's warm starts, DP over
+// block orders, local search), the files of the exact-planner skeleton (the full IP exported, or an
+// external solution read), the IP sized to the solver (full, restricted or coarsened around the
+// incumbent) and solved, and the result with its bound.
+class EfficientMipSolve {
+ public:
+  EfficientMipSolve(const EfficientMipInstance& inst, const EfficientMipSolveOptions& options,
+                    Logger* logger)
+      : inst_(inst),
+        options_(options),
+        logger_(logger),
+        blocks_(efficientmip_internal::ComputeBlocks(inst)) {
+    eval_.max_subgraphs_per_device = options.subgraphs_per_device;
   }
-  for (size_t i = 0; i < options.warm_starts.size(); ++i)
-    consider(options.warm_starts[i], i < options.warm_start_names.size()
-                                         ? options.warm_start_names[i]
-                                         : "warm start " + std::to_string(i + 1));
 
+  StatusOr<EfficientMipSolveResult> Run();
+
+ private:
+  double Consider(const EfficientMipSplit& split, const std::string& source);
+  // Greedy, warm starts, DP and local search; false when no split is valid.
+  bool Heuristics();
+  // --export-lp/--export-mps/--solution on the full IP; true when the solution file decided.
+  StatusOr<bool> Files(double cp_bound);
+  // The model the solver can take, or none (`note_` says why): its blocks, q and description.
+  const Blocks* SizeModel(Blocks* coarse, int* model_q, bool* exact_model, std::string* what);
+  void SolveIp(double reserve);
+  MilpSettings Settings() const {
+    MilpSettings s;
+    s.relative_gap = options_.relative_gap;
+    s.threads = options_.threads;
+    s.seed = MilpSeed(options_.seed);
+    s.export_lp = options_.export_lp_path;
+    s.export_mps = options_.export_mps_path;
+    s.solution_path = options_.solution_path;
+    s.progress_to_stderr = options_.progress_to_stderr;
+    return s;
+  }
+
+  const EfficientMipInstance& inst_;
+  const EfficientMipSolveOptions& options_;
+  Logger* logger_;
+  Stopwatch watch_;  // started before the blocks are computed: the limit covers the whole call
+  const Blocks blocks_;
+  EfficientMipEvalOptions eval_;
+  Candidate best_;
+  std::optional<EfficientMipSplit> greedy_;
+  EfficientMipSolveResult result_;
+};
+
+double EfficientMipSolve::Consider(const EfficientMipSplit& split, const std::string& source) {
+  std::string error;
+  const double lat = SplitLatency(inst_, split, eval_, &error);
+  if (!std::isfinite(lat)) {
+    LogTo(logger_, LogLevel::kDebug, "efficientmip: " + source + " skipped: " + error);
+    return lat;
+  }
+  if (lat < best_.latency) best_ = {efficientmip_internal::Compact(split), lat, source};
+  return lat;
+}
+
+bool EfficientMipSolve::Heuristics() {
+  // 1. The paper's greedy, and the caller's warm starts.
+  auto greedy = EfficientMipGreedy(inst_);
+  result_.greedy_latency_s = kInf;
+  if (greedy.ok()) {
+    greedy_ = *greedy;
+    result_.greedy_latency_s = Consider(*greedy, "greedy");
+  } else {
+    LogTo(logger_, LogLevel::kInfo, "efficientmip: greedy failed: " + greedy.status().message());
+  }
+  for (size_t i = 0; i < options_.warm_starts.size(); ++i)
+    Consider(options_.warm_starts[i], i < options_.warm_start_names.size()
+                                          ? options_.warm_start_names[i]
+                                          : "warm start " + std::to_string(i + 1));
   // 2. DP over several topological orders of the blocks; 3. local search on the best few.
-  const double heuristic_deadline = std::min(options.time_limit_s * 0.5, 30.0);
+  const double heuristic_deadline = std::min(options_.time_limit_s * 0.5, 30.0);
   std::vector<Candidate> dp_results;
   const int num_orders = 3 + 29;
-  for (int kind = 0; kind < num_orders && watch.ElapsedSeconds() < heuristic_deadline; ++kind) {
+  for (int kind = 0; kind < num_orders && watch_.ElapsedSeconds() < heuristic_deadline; ++kind) {
     const std::vector<int> order =
-        efficientmip_internal::BlockOrder(blocks, inst, kind, options.seed);
-    auto dp = DpSplit(inst, blocks, order);
+        efficientmip_internal::BlockOrder(blocks_, inst_, kind, options_.seed);
+    auto dp = DpSplit(inst_, blocks_, order);
     if (!dp) continue;
-    const double lat = consider(dp->split, "dp");
+    const double lat = Consider(dp->split, "dp");
     if (std::isfinite(lat)) dp_results.push_back({dp->split, lat, "dp"});
   }
   std::sort(dp_results.begin(), dp_results.end(),
             [](const Candidate& a, const Candidate& b) { return a.latency < b.latency; });
   std::vector<Candidate> starts;
-  if (std::isfinite(best.latency)) starts.push_back(best);
+  if (std::isfinite(best_.latency)) starts.push_back(best_);
   for (size_t i = 0; i < dp_results.size() && starts.size() < 6; ++i)
     starts.push_back(dp_results[i]);
-  if (greedy.ok() && std::isfinite(result.greedy_latency_s))
-    starts.push_back({*greedy, result.greedy_latency_s, "greedy"});
+  if (greedy_ && std::isfinite(result_.greedy_latency_s))
+    starts.push_back({*greedy_, result_.greedy_latency_s, "greedy"});
   for (Candidate& c : starts) {
-    if (watch.ElapsedSeconds() >= heuristic_deadline) break;
-    LocalSearch(inst, blocks, eval, c, watch, heuristic_deadline);
-    if (c.latency < best.latency) best = c;
+    if (watch_.ElapsedSeconds() >= heuristic_deadline) break;
+    LocalSearch(inst_, blocks_, eval_, c, watch_, heuristic_deadline);
+    if (c.latency < best_.latency) best_ = c;
   }
-  if (!std::isfinite(best.latency)) return InfeasibleSplitStatus(inst, blocks);
-  result.heuristic_latency_s = best.latency;
-  const double cp_bound =
-      std::max(EfficientMipCriticalPathBound(inst), PathBound(inst, options.subgraphs_per_device));
-  result.bound_s = std::min(cp_bound, best.latency);
-  result.status = "warm_start";
-  if (best.latency - cp_bound <= options.relative_gap * best.latency + 1e-12) {
-    result.status = "optimal";  // the path bound proves it
-    result.split = best.split;
-    result.latency_s = best.latency;
-    result.source = best.source;
-    result.gap = best.latency > 0 ? (best.latency - result.bound_s) / best.latency : 0.0;
-    if (options.export_lp_path.empty() && options.export_mps_path.empty() &&
-        options.solution_path.empty())
-      return result;
-  }
+  return std::isfinite(best_.latency);
+}
 
+StatusOr<bool> EfficientMipSolve::Files(double cp_bound) {
+  const MilpSettings settings = Settings();
+  if (!settings.WantsFiles()) return false;
+  const double horizon = best_.latency * (1 + 1e-6) + 1e-9;
+  LatencyMilp lp = BuildLatencyMilp(inst_, blocks_, options_.subgraphs_per_device, horizon);
+  result_.milp_binaries = lp.model.num_integer_vars();
+  result_.milp_constraints = lp.model.num_constraints();
+  HX_RETURN_IF_ERROR(ExportMilp(lp.model, settings));
+  if (settings.solution_path.empty()) return false;
+  HX_ASSIGN_OR_RETURN(MilpRun run, ReadMilpSolution(lp.model, settings, "efficientmip", logger_));
+  EfficientMipSplit split = SplitFromMilp(inst_, blocks_, lp, run.result.values);
+  std::string error;
+  const double lat = SplitLatency(inst_, split, eval_, &error);
+  if (!std::isfinite(lat))
+    return InvalidArgument(options_.solution_path +
+                           ": the solution is not a valid split: " + error);
+  result_.split = split;
+  result_.latency_s = lat;
+  result_.status = PlanStatus::kFeasible;
+  result_.source = "solution file";
+  result_.bound_s = std::min(cp_bound, lat);
+  result_.gap = lat > 0 ? (lat - result_.bound_s) / lat : 0.0;
+  return true;
+}
+
+std::string Describe(const MilpSize& z) {
+  return std::to_string(z.binaries) + " binaries, " + std::to_string(z.rows) + " rows";
+}
+
+const Blocks* EfficientMipSolve::SizeModel(Blocks* coarse, int* model_q, bool* exact_model,
+                                           std::string* what) {
+  auto fits = [&](const MilpSize& z) {
+    return z.binaries <= options_.max_milp_binaries && z.rows <= options_.max_milp_rows &&
+           z.nonzeros <= options_.max_milp_nonzeros;
+  };
+  const int q = options_.subgraphs_per_device;
+  const int k = inst_.num_accelerators;
+  const MilpSize full = EstimateLatencyMilp(inst_, blocks_, k * q);
+  *model_q = q;
+  *exact_model = fits(full);
+  *what = "the IP (" + Describe(full) + ")";
+  if (*exact_model) return &blocks_;
+  std::vector<int> per_device(k, 0);
+  for (int d : best_.split.subgraph_device) ++per_device[d];
+  *model_q = std::min(q, std::max(1, *std::max_element(per_device.begin(), per_device.end())));
+  const MilpSize restricted = EstimateLatencyMilp(inst_, blocks_, k * *model_q);
+  *what = "the IP with q = " + std::to_string(*model_q) + " (" + Describe(restricted) +
+          "; the full one has " + Describe(full) + ")";
+  if (fits(restricted)) return &blocks_;
+  SplitTimes times;
+  SplitLatency(inst_, best_.split, eval_, nullptr, &times);
+  int lo = -1, hi = static_cast<int>(blocks_.nodes.size());  // widths: lo fits, hi not
+  MilpSize lo_size;
+  while (hi - lo > 1) {
+    const int mid = lo < 0 ? std::min(hi - 1, 0) : lo + (hi - lo) / 2;
+    Blocks trial = CoarsenAround(inst_, blocks_, best_.split, times, mid);
+    const MilpSize z = EstimateLatencyMilp(inst_, trial, k * *model_q);
+    if (fits(z)) {
+      lo = mid;
+      lo_size = z;
+      *coarse = std::move(trial);
+    } else {
+      hi = mid;
+    }
+  }
+  if (lo < 0) {
+    result_.milp_note = "not run: too large (" + Describe(full) +
+                        "; even coarsened to the incumbent's units it exceeds the cap of " +
+                        std::to_string(options_.max_milp_binaries) + " binaries, " +
+                        std::to_string(options_.max_milp_rows) + " rows)";
+    return nullptr;
+  }
+  *what = "a coarsened IP (" + std::to_string(coarse->nodes.size()) + " of " +
+          std::to_string(blocks_.nodes.size()) + " blocks, cut points movable by " +
+          std::to_string(lo) + ", q = " + std::to_string(*model_q) + ": " + Describe(lo_size) +
+          "; the full one has " + Describe(full) + ")";
+  return coarse;
+}
+
+void EfficientMipSolve::SolveIp(double reserve) {
+  Blocks coarse;
+  int model_q = 0;
+  bool exact_model = false;
+  std::string what;
+  const Blocks* model_blocks = SizeModel(&coarse, &model_q, &exact_model, &what);
+  if (model_blocks == nullptr) return;
+  const double horizon = best_.latency * (1 + 1e-6) + 1e-9;
+  LatencyMilp lp = BuildLatencyMilp(inst_, *model_blocks, model_q, horizon);
+  result_.milp_binaries = lp.model.num_integer_vars();
+  result_.milp_constraints = lp.model.num_constraints();
+  MilpSettings settings = Settings();
+  settings.export_lp.clear();  // the files are the full IP's (Files)
+  settings.export_mps.clear();
+  settings.solution_path.clear();
+  settings.time_limit_s =
+      std::max(kMinMilpSeconds, options_.time_limit_s - reserve - watch_.ElapsedSeconds());
+  std::vector<double> start;
+  if (auto s = MilpStart(inst_, *model_blocks, lp, best_.split, horizon)) start = *s;
+  auto solved = RunMilp(lp.model, std::move(start), settings, "efficientmip", logger_);
+  if (!solved.ok()) {
+    result_.milp_note = what + ": CBC failed (" + solved.status().message() + ")";
+    LogTo(logger_, LogLevel::kWarning,
+          "efficientmip: CBC failed (" + solved.status().message() + "); keeping " + best_.source);
+    return;
+  }
+  const milp::SolveResult& r = solved->result;
+  bool milp_won = false;
+  if (r.has_solution()) {
+    EfficientMipSplit split = SplitFromMilp(inst_, *model_blocks, lp, r.values);
+    const double lat = SplitLatency(inst_, split, eval_, nullptr);
+    if (lat < best_.latency * (1 - 1e-9)) {
+      best_ = {split, lat, exact_model ? "milp" : "milp (restricted)"};
+      milp_won = true;
+    }
+  }
+  char secs[32];
+  std::snprintf(secs, sizeof secs, "%.1f s", r.solve_time_s);
+  result_.milp_note = what + ": " + milp::SolveStatusName(r.status) + " in " + secs +
+                      (milp_won ? ", improved the heuristics" : ", nothing better");
+  // The horizon excludes solutions worse than the incumbent: "infeasible" proves it optimal.
+  // Bounds count only from the exact model.
+  const bool model_optimal =
+      r.status == milp::SolveStatus::kOptimal || r.status == milp::SolveStatus::kInfeasible;
+  if (exact_model && std::isfinite(r.bound))
+    result_.bound_s = std::max(result_.bound_s, std::max(0.0, r.bound));
+  if (exact_model && model_optimal) {
+    result_.status = PlanStatus::kOptimal;
+    result_.bound_s = best_.latency;
+  } else if (milp_won) {
+    result_.status = PlanStatus::kFeasible;
+  } else if (!model_optimal) {
+    result_.status = PlanStatus::kTimeLimit;
+  }
+}
+
+StatusOr<EfficientMipSolveResult> EfficientMipSolve::Run() {
+  if (!Heuristics()) return InfeasibleSplitStatus(inst_, blocks_);
+  result_.heuristic_latency_s = best_.latency;
+  const double cp_bound = std::max(EfficientMipCriticalPathBound(inst_),
+                                   PathBound(inst_, options_.subgraphs_per_device));
+  result_.bound_s = std::min(cp_bound, best_.latency);
+  result_.status = PlanStatus::kWarmStart;
+  // The path bound may prove the incumbent optimal already.
+  const bool proven = best_.latency - cp_bound <= options_.relative_gap * best_.latency + 1e-12;
+  if (proven) {
+    result_.status = PlanStatus::kOptimal;
+    result_.split = best_.split;
+    result_.latency_s = best_.latency;
+    result_.source = best_.source;
+    result_.gap = best_.latency > 0 ? (best_.latency - result_.bound_s) / best_.latency : 0.0;
+    if (!Settings().WantsFiles()) return result_;
+  }
   // 4. The latency IP. Exported or loaded whatever its size; solved only when it is small enough
   // (the size guard), else on a model restricted to the incumbent's subgraph count per
   // accelerator, else on coarsened blocks around the incumbent (a neighbourhood of it), else not.
-  const bool proven = result.status == "optimal";
-  const int q = options.subgraphs_per_device;
-  const int k = inst.num_accelerators;
-  if (!options.export_lp_path.empty() || !options.export_mps_path.empty() ||
-      !options.solution_path.empty()) {
-    const double horizon = best.latency * (1 + 1e-6) + 1e-9;
-    LatencyMilp lp = BuildLatencyMilp(inst, blocks, q, horizon);
-    result.milp_binaries = lp.model.num_integer_vars();
-    result.milp_constraints = lp.model.num_constraints();
-    if (!options.export_lp_path.empty())
-      HX_RETURN_IF_ERROR(milp::WriteLpFile(lp.model, options.export_lp_path));
-    if (!options.export_mps_path.empty())
-      HX_RETURN_IF_ERROR(milp::WriteMpsFile(lp.model, options.export_mps_path));
-    if (!options.solution_path.empty()) {
-      HX_ASSIGN_OR_RETURN(std::vector<double> values,
-                          milp::ReadSolutionFile(options.solution_path, lp.model));
-      EfficientMipSplit split = SplitFromMilp(inst, blocks, lp, values);
-      std::string error;
-      const double lat = SplitLatency(inst, split, eval, &error);
-      if (!std::isfinite(lat))
-        return InvalidArgument(options.solution_path +
-                               ": the solution is not a valid split: " + error);
-      result.split = split;
-      result.latency_s = lat;
-      result.status = "feasible";
-      result.source = "solution file";
-      result.bound_s = std::min(cp_bound, lat);
-      result.gap = lat > 0 ? (lat - result.bound_s) / lat : 0.0;
-      return result;
-    }
-  }
+  HX_ASSIGN_OR_RETURN(const bool decided, Files(cp_bound));
+  if (decided) return result_;
   // Time kept back for what the caller does with the split (the planner builds and checks a plan).
-  const double reserve = std::min(1.0, 0.05 * options.time_limit_s);
-  const double remaining = options.time_limit_s - watch.ElapsedSeconds() - reserve;
-  auto describe = [](const MilpSize& z) {
-    return std::to_string(z.binaries) + " binaries, " + std::to_string(z.rows) + " rows";
-  };
-  auto fits = [&](const MilpSize& z) {
-    return z.binaries <= options.max_milp_binaries && z.rows <= options.max_milp_rows &&
-           z.nonzeros <= options.max_milp_nonzeros;
-  };
+  const double reserve = std::min(1.0, 0.05 * options_.time_limit_s);
+  const double remaining = options_.time_limit_s - watch_.ElapsedSeconds() - reserve;
   if (proven) {
-    result.milp_note = "not needed: the path bound proves the split optimal";
-  } else if (!options.use_milp) {
-    result.milp_note = "not run (off)";
-  } else if (k == 0) {
-    result.milp_note = "not run: no accelerator";
+    result_.milp_note = "not needed: the path bound proves the split optimal";
+  } else if (!options_.use_milp) {
+    result_.milp_note = "not run (off)";
+  } else if (inst_.num_accelerators == 0) {
+    result_.milp_note = "not run: no accelerator";
   } else if (remaining < kMinMilpSeconds) {
-    result.milp_note = "not run: no time left (" + std::to_string(std::max(0.0, remaining)) + " s)";
+    result_.milp_note =
+        "not run: no time left (" + std::to_string(std::max(0.0, remaining)) + " s)";
   } else {
-    const MilpSize full = EstimateLatencyMilp(inst, blocks, k * q);
-    const Blocks* model_blocks = &blocks;
-    Blocks coarse;
-    int model_q = q;
-    bool exact_model = fits(full);
-    std::string what = "the IP (" + describe(full) + ")";
-    if (!exact_model) {
-      std::vector<int> per_device(k, 0);
-      for (int d : best.split.subgraph_device) ++per_device[d];
-      model_q = std::min(q, std::max(1, *std::max_element(per_device.begin(), per_device.end())));
-      const MilpSize restricted = EstimateLatencyMilp(inst, blocks, k * model_q);
-      what = "the IP with q = " + std::to_string(model_q) + " (" + describe(restricted) +
-             "; the full one has " + describe(full) + ")";
-      if (!fits(restricted)) {
-        SplitTimes times;
-        SplitLatency(inst, best.split, eval, nullptr, &times);
-        int lo = -1, hi = static_cast<int>(blocks.nodes.size());  // widths: lo fits, hi not
-        MilpSize lo_size;
-        while (hi - lo > 1) {
-          const int mid = lo < 0 ? std::min(hi - 1, 0) : lo + (hi - lo) / 2;
-          Blocks trial = CoarsenAround(inst, blocks, best.split, times, mid);
-          const MilpSize z = EstimateLatencyMilp(inst, trial, k * model_q);
-          if (fits(z)) {
-            lo = mid;
-            lo_size = z;
-            coarse = std::move(trial);
-          } else {
-            hi = mid;
-          }
-        }
-        if (lo < 0) {
-          model_blocks = nullptr;
-          result.milp_note = "not run: too large (" + describe(full) +
-                             "; even coarsened to the incumbent's units it exceeds the cap of " +
-                             std::to_string(options.max_milp_binaries) + " binaries, " +
-                             std::to_string(options.max_milp_rows) + " rows)";
-        } else {
-          model_blocks = &coarse;
-          what = "a coarsened IP (" + std::to_string(coarse.nodes.size()) + " of " +
-                 std::to_string(blocks.nodes.size()) + " blocks, cut points movable by " +
-                 std::to_string(lo) + ", q = " + std::to_string(model_q) + ": " +
-                 describe(lo_size) + "; the full one has " + describe(full) + ")";
-        }
-      }
-    }
-    if (model_blocks != nullptr) {
-      const double horizon = best.latency * (1 + 1e-6) + 1e-9;
-      LatencyMilp lp = BuildLatencyMilp(inst, *model_blocks, model_q, horizon);
-      result.milp_binaries = lp.model.num_integer_vars();
-      result.milp_constraints = lp.model.num_constraints();
-      milp::SolveOptions solve;
-      solve.time_limit_s =
-          std::max(kMinMilpSeconds, options.time_limit_s - reserve - watch.ElapsedSeconds());
-      solve.relative_gap = options.relative_gap;
-      solve.threads = options.threads;
-      solve.seed = static_cast<int>(options.seed % 1000000);
-      solve.progress_to_stderr = options.progress_to_stderr;
-      if (auto start = MilpStart(inst, *model_blocks, lp, best.split, horizon))
-        solve.mip_start = *start;
-      auto solved = milp::SolveWithCbc(lp.model, solve, logger);
-      if (!solved.ok()) {
-        result.milp_note = what + ": CBC failed (" + solved.status().message() + ")";
-        LogTo(
-            logger, LogLevel::kWarning,
-            "efficientmip: CBC failed (" + solved.status().message() + "); keeping " + best.source);
-      } else {
-        const milp::SolveResult& r = *solved;
-        bool milp_won = false;
-        if (r.has_solution()) {
-          EfficientMipSplit split = SplitFromMilp(inst, *model_blocks, lp, r.values);
-          const double lat = SplitLatency(inst, split, eval, nullptr);
-          if (lat < best.latency * (1 - 1e-9)) {
-            best = {split, lat, exact_model ? "milp" : "milp (restricted)"};
-            milp_won = true;
-          }
-        }
-        char secs[32];
-        std::snprintf(secs, sizeof secs, "%.1f s", r.solve_time_s);
-        result.milp_note = what + ": " + milp::SolveStatusName(r.status) + " in " + secs +
-                           (milp_won ? ", improved the heuristics" : ", nothing better");
-        // The horizon excludes solutions worse than the incumbent: "infeasible" proves it
-        // optimal. Bounds count only from the exact model.
-        const bool model_optimal =
-            r.status == milp::SolveStatus::kOptimal || r.status == milp::SolveStatus::kInfeasible;
-        if (exact_model && std::isfinite(r.bound))
-          result.bound_s = std::max(result.bound_s, std::max(0.0, r.bound));
-        if (exact_model && model_optimal) {
-          result.status = "optimal";
-          result.bound_s = best.latency;
-        } else if (milp_won) {
-          result.status = "feasible";
-        } else if (!model_optimal) {
-          result.status = "time_limit";
-        }
-      }
-    }
+    SolveIp(reserve);
   }
-  if (!result.milp_note.empty())
-    LogTo(logger, LogLevel::kInfo, "efficientmip: MILP " + result.milp_note);
-  result.split = best.split;
-  result.latency_s = best.latency;
-  result.source = best.source;
-  result.bound_s = std::min(result.bound_s, best.latency);
-  if (best.latency - result.bound_s <= options.relative_gap * best.latency + 1e-12)
-    result.status = "optimal";
-  result.gap = best.latency > 0 ? (best.latency - result.bound_s) / best.latency : 0.0;
-  return result;
+  if (!result_.milp_note.empty())
+    LogTo(logger_, LogLevel::kInfo, "efficientmip: MILP " + result_.milp_note);
+  result_.split = best_.split;
+  result_.latency_s = best_.latency;
+  result_.source = best_.source;
+  result_.bound_s = std::min(result_.bound_s, best_.latency);
+  if (best_.latency - result_.bound_s <= options_.relative_gap * best_.latency + 1e-12)
+    result_.status = PlanStatus::kOptimal;
+  result_.gap = best_.latency > 0 ? (best_.latency - result_.bound_s) / best_.latency : 0.0;
+  return result_;
+}
+
+}  // namespace
+
+StatusOr<EfficientMipSolveResult> SolveEfficientMip(const EfficientMipInstance& inst,
+                                                    const EfficientMipSolveOptions& options,
+                                                    Logger* logger) {
+  HX_RETURN_IF_ERROR(options.Validate());
+  HX_RETURN_IF_ERROR(inst.Validate());
+  EfficientMipSolve solve(inst, options, logger);
+  return solve.Run();
 }
 
 }  // namespace hx::place

@@ -9,6 +9,7 @@
 
 #include "hexplan/core/stopwatch.h"
 #include "hexplan/milp/solver.h"
+#include "hexplan/place/exact_planner.h"
 #include "hexplan/place/list_scheduling.h"
 #include "hexplan/place/warm_start.h"
 
@@ -136,6 +137,263 @@ StatusOr<Schedule> ScheduleEtfWithinGroups(const SchedulingProblem& p,
   return s;
 }
 
+namespace {
+
+// ScheduleGetf's steps: device groups and their cheapest transfers, the horizon, the assignment
+// MILP and its MIP start, and ETF (and HEFT's order) within the groups the MILP chose.
+class GetfMilp {
+ public:
+  GetfMilp(const SchedulingProblem& p, const GetfOptions& options, Logger* logger)
+      : p_(p),
+        options_(options),
+        logger_(logger),
+        n_(p.num_tasks()),
+        E_(static_cast<int>(p.edges().size())),
+        groups_(RelatedDeviceGroups(p)),
+        G_(static_cast<int>(groups_.size())) {}
+
+  StatusOr<GetfResult> Run(const Schedule* warm_start);
+
+ private:
+  void GroupCosts();
+  double Horizon(const Schedule* warm_start) const;
+  void BuildModel(double horizon);
+  std::vector<double> MipStart(const Schedule& warm, double horizon) const;
+  // The best valid schedule of ETF and of HEFT's order within the groups of `values`.
+  std::optional<Schedule> WithinGroups(const std::vector<double>& values, double horizon) const;
+
+  const SchedulingProblem& p_;
+  const GetfOptions& options_;
+  Logger* logger_;
+  const int n_, E_;
+  const std::vector<std::vector<int>> groups_;
+  const int G_;
+  std::vector<int> rep_;  // a device standing for its group's costs
+  std::vector<int> group_of_device_;
+  std::vector<std::vector<std::vector<double>>> comm_;  // per edge: cheapest time group to group
+  milp::Model m_{"getf"};
+  Var makespan_;
+  std::vector<std::vector<Var>> x_;
+  std::vector<Var> C_;
+};
+
+void GetfMilp::GroupCosts() {
+  rep_.resize(G_);
+  for (int g = 0; g < G_; ++g) rep_[g] = groups_[g].front();
+  group_of_device_.resize(p_.num_devices());
+  for (int g = 0; g < G_; ++g)
+    for (int k : groups_[g]) group_of_device_[k] = g;
+  // Cheapest transfer of every edge between two groups (0 inside a group: same device possible).
+  comm_.assign(E_, std::vector<std::vector<double>>(G_, std::vector<double>(G_, 0.0)));
+  for (int e = 0; e < E_; ++e)
+    for (int g = 0; g < G_; ++g)
+      for (int h = 0; h < G_; ++h) {
+        if (g == h) continue;
+        double best = milp::kInfinity;
+        for (int a : groups_[g])
+          for (int b : groups_[h]) best = std::min(best, p_.CommTime(e, a, b));
+        comm_[e][g][h] = best;
+      }
+}
+
+double GetfMilp::Horizon(const Schedule* warm_start) const {
+  double horizon = 0.0;
+  if (warm_start != nullptr) {
+    horizon = warm_start->makespan;
+  } else {
+    for (int t = 0; t < n_; ++t) {
+      double worst = 0.0;
+      for (int k = 0; k < p_.num_devices(); ++k)
+        if (!std::isinf(p_.cost(t, k))) worst = std::max(worst, p_.cost(t, k));
+      horizon += worst;
+    }
+    for (int e = 0; e < E_; ++e) {
+      double worst = 0.0;
+      for (int g = 0; g < G_; ++g)
+        for (int h = 0; h < G_; ++h) worst = std::max(worst, comm_[e][g][h]);
+      horizon += worst;
+    }
+  }
+  return horizon * (1 + 1e-9) + 1e-9;
+}
+
+void GetfMilp::BuildModel(double horizon) {
+  makespan_ = m_.AddContinuous(0, horizon, "D");
+  x_.assign(n_, std::vector<Var>(G_));
+  C_.resize(n_);
+  std::vector<LinExpr> duration(n_);
+  for (int t = 0; t < n_; ++t) {
+    C_[t] = m_.AddContinuous(0, horizon, "C_" + std::to_string(t));
+    LinExpr assign;
+    for (int g = 0; g < G_; ++g) {
+      x_[t][g] = m_.AddBinary("x_" + std::to_string(t) + "_" + std::to_string(g));
+      const double cost = p_.cost(t, rep_[g]);
+      if (std::isinf(cost)) {
+        m_.SetBounds(x_[t][g], 0, 0);
+      } else {
+        duration[t].Add(x_[t][g], cost);
+      }
+      assign += LinExpr(x_[t][g]);
+    }
+    m_.AddEqual(assign, 1, "assign_" + std::to_string(t), "assignment");
+    m_.AddGreaterEqual(LinExpr(C_[t]), duration[t], "release_" + std::to_string(t), "precedence");
+    m_.AddLessEqual(LinExpr(C_[t]), LinExpr(makespan_), "end_" + std::to_string(t), "makespan");
+  }
+  for (int e = 0; e < E_; ++e) {
+    const int i = p_.edges()[e].src, j = p_.edges()[e].dst;
+    const std::string id = std::to_string(e);
+    LinExpr transfer;
+    for (int g = 0; g < G_; ++g)
+      for (int h = 0; h < G_; ++h) {
+        if (g == h || !(comm_[e][g][h] > 0)) continue;
+        Var u =
+            m_.AddContinuous(0, 1, "u_" + id + "_" + std::to_string(g) + "_" + std::to_string(h));
+        m_.AddGreaterEqual(LinExpr(u), LinExpr(x_[i][g]) + LinExpr(x_[j][h]) - 1, "u_" + id,
+                           "communication");
+        transfer.Add(u, comm_[e][g][h]);
+      }
+    m_.AddGreaterEqual(LinExpr(C_[j]), LinExpr(C_[i]) + duration[j] + transfer, "prec_" + id,
+                       "precedence");
+  }
+  for (int g = 0; g < G_; ++g) {
+    LinExpr load, used;
+    double capacity = 0.0;
+    for (int k : groups_[g]) capacity += p_.device_memory(k);
+    for (int t = 0; t < n_; ++t) {
+      const double cost = p_.cost(t, rep_[g]);
+      if (!std::isinf(cost)) load.Add(x_[t][g], cost);
+      if (p_.task_memory(t) > 0) used.Add(x_[t][g], p_.task_memory(t));
+    }
+    m_.AddLessEqual(load, static_cast<double>(groups_[g].size()) * LinExpr(makespan_),
+                    "load_" + std::to_string(g), "group load");
+    if (!std::isinf(capacity))
+      m_.AddLessEqual(used, capacity, "mem_" + std::to_string(g), "group memory");
+  }
+  m_.Minimize(LinExpr(makespan_));
+}
+
+std::vector<double> GetfMilp::MipStart(const Schedule& warm, double horizon) const {
+  std::vector<int> warm_group(n_);
+  for (int t = 0; t < n_; ++t) warm_group[t] = group_of_device_[warm.device[t]];
+  std::vector<double> c = AssignmentTimes(p_, rep_, warm_group, comm_);
+  std::vector<double> start(m_.num_vars(), 0.0);
+  double d = 0.0;
+  for (int t = 0; t < n_; ++t) {
+    start[x_[t][warm_group[t]].index()] = 1;
+    start[C_[t].index()] = c[t];
+    d = std::max(d, c[t]);
+  }
+  for (int g = 0; g < G_; ++g) {
+    double load = 0.0;
+    for (int t = 0; t < n_; ++t)
+      if (warm_group[t] == g) load += p_.cost(t, rep_[g]);
+    d = std::max(d, load / static_cast<double>(groups_[g].size()));
+  }
+  start[makespan_.index()] = std::min(d, horizon);
+  for (size_t v = 0; v < m_.num_vars(); ++v) {
+    int e, g, h;
+    if (std::sscanf(m_.vars()[v].name.c_str(), "u_%d_%d_%d", &e, &g, &h) == 3)
+      start[v] = warm_group[p_.edges()[e].src] == g && warm_group[p_.edges()[e].dst] == h;
+  }
+  return start;
+}
+
+std::optional<Schedule> GetfMilp::WithinGroups(const std::vector<double>& values,
+                                               double horizon) const {
+  std::vector<int> task_group(n_, 0);
+  for (int t = 0; t < n_; ++t)
+    for (int g = 0; g < G_; ++g)
+      if (values[x_[t][g].index()] > 0.5) task_group[t] = g;
+  // GETF's ETF, and (our addition) HEFT's order with insertion, each task kept in its group by a
+  // penalty on the other devices; the shorter valid schedule is GETF's answer.
+  std::vector<StatusOr<Schedule>> tries;
+  tries.push_back(ScheduleEtfWithinGroups(p_, groups_, task_group));
+  {
+    const std::vector<double> rank = UpwardRanks(p_);
+    const std::vector<int> topo = p_.TopologicalOrder();
+    std::vector<int> pos(n_), order = topo;
+    for (int i = 0; i < n_; ++i) pos[topo[i]] = i;
+    std::sort(order.begin(), order.end(), [&](int a, int b) {
+      return rank[a] != rank[b] ? rank[a] > rank[b] : pos[a] < pos[b];
+    });
+    const double penalty = 1e3 * (horizon + 1.0);
+    std::vector<std::vector<double>> extra(n_, std::vector<double>(p_.num_devices(), penalty));
+    for (int t = 0; t < n_; ++t)
+      for (int k : groups_[task_group[t]]) extra[t][k] = 0.0;
+    tries.push_back(ScheduleInOrder(p_, order, extra));
+  }
+  std::optional<Schedule> best;
+  for (auto& s : tries) {
+    if (!s.ok()) {
+      LogTo(logger_, LogLevel::kInfo,
+            "getf: list scheduling on the MILP's groups failed: " + s.status().message());
+      continue;
+    }
+    if (!s->Check(p_, 1e-6).empty()) continue;
+    if (!best || s->makespan < best->makespan) best = std::move(*s);
+  }
+  return best;
+}
+
+StatusOr<GetfResult> GetfMilp::Run(const Schedule* warm_start) {
+  Stopwatch clock;
+  GetfResult result;
+  result.num_groups = G_;
+  GroupCosts();
+  const double horizon = Horizon(warm_start);
+  BuildModel(horizon);
+  result.num_binaries = m_.num_integer_vars();
+  MilpSettings settings;
+  // The limit covers the whole call (building the model included).
+  settings.time_limit_s = std::max(0.01, options_.time_limit_s - clock.ElapsedSeconds());
+  settings.relative_gap = options_.relative_gap;
+  settings.threads = options_.threads;
+  settings.seed = options_.seed;
+  settings.export_lp = options_.export_lp;
+  settings.export_mps = options_.export_mps;
+  settings.solution_path = options_.solution_path;
+  settings.on_progress = options_.on_progress;
+  std::vector<double> start;
+  if (warm_start != nullptr) start = MipStart(*warm_start, horizon);
+  HX_ASSIGN_OR_RETURN(MilpRun run, RunMilp(m_, std::move(start), settings, "getf", logger_));
+  const milp::SolveResult& r = run.result;
+  result.bound = std::isfinite(r.bound) ? std::max(0.0, r.bound) : 0.0;
+  if (r.status == milp::SolveStatus::kInfeasible && warm_start == nullptr)
+    return ResourceExhausted(
+        "getf: infeasible group memory constraints: no assignment of the operators fits the "
+        "devices' memory");
+  std::optional<Schedule> etf;
+  if (r.has_solution()) {
+    result.assignment_objective = r.objective;
+    etf = WithinGroups(r.values, horizon);
+  }
+  result.solve_time_s = clock.ElapsedSeconds();
+  const bool from_file = run.kind == MilpRunKind::kFromSolution;
+  if (from_file && !etf)
+    return InvalidArgument(options_.solution_path +
+                           ": no valid schedule within the solution's device groups");
+  if (etf &&
+      (from_file || warm_start == nullptr || etf->makespan <= warm_start->makespan + 1e-12)) {
+    result.schedule = std::move(*etf);
+    result.status = PlanStatus::kFeasible;
+  } else if (warm_start != nullptr) {
+    result.schedule = *warm_start;
+    result.status = PlanStatus::kWarmStart;
+  } else {
+    return ResourceExhausted(
+        "getf: the time limit ended before the assignment MILP found a solution, and the fast "
+        "planners found no schedule to fall back on");
+  }
+  const double ms = result.schedule.makespan;
+  result.bound = std::min(result.bound, ms);
+  result.gap = ms > 0 ? (ms - result.bound) / ms : 0.0;
+  if (!from_file && result.gap <= std::max(options_.relative_gap, 1e-9))
+    result.status = PlanStatus::kOptimal;
+  return result;
+}
+
+}  // namespace
+
 StatusOr<GetfResult> ScheduleGetf(const SchedulingProblem& p, const Schedule* warm_start,
                                   const GetfOptions& options, Logger* logger) {
   HX_RETURN_IF_ERROR(options.Validate());
@@ -146,194 +404,8 @@ StatusOr<GetfResult> ScheduleGetf(const SchedulingProblem& p, const Schedule* wa
   }
   if (warm_start == nullptr)
     HX_RETURN_IF_ERROR(CheckMemoryCapacity(p, "getf", "group memory constraints"));
-  Stopwatch clock;
-  const int n = p.num_tasks(), E = static_cast<int>(p.edges().size());
-  GetfResult result;
-  const std::vector<std::vector<int>> groups = RelatedDeviceGroups(p);
-  const int G = static_cast<int>(groups.size());
-  result.num_groups = G;
-  std::vector<int> rep(G);  // a device standing for its group's costs
-  for (int g = 0; g < G; ++g) rep[g] = groups[g].front();
-  std::vector<int> group_of_device(p.num_devices());
-  for (int g = 0; g < G; ++g)
-    for (int k : groups[g]) group_of_device[k] = g;
-  // Cheapest transfer of every edge between two groups (0 inside a group: same device possible).
-  std::vector<std::vector<std::vector<double>>> comm(
-      E, std::vector<std::vector<double>>(G, std::vector<double>(G, 0.0)));
-  for (int e = 0; e < E; ++e)
-    for (int g = 0; g < G; ++g)
-      for (int h = 0; h < G; ++h) {
-        if (g == h) continue;
-        double best = milp::kInfinity;
-        for (int a : groups[g])
-          for (int b : groups[h]) best = std::min(best, p.CommTime(e, a, b));
-        comm[e][g][h] = best;
-      }
-
-  double horizon = 0.0;
-  if (warm_start != nullptr) {
-    horizon = warm_start->makespan;
-  } else {
-    for (int t = 0; t < n; ++t) {
-      double worst = 0.0;
-      for (int k = 0; k < p.num_devices(); ++k)
-        if (!std::isinf(p.cost(t, k))) worst = std::max(worst, p.cost(t, k));
-      horizon += worst;
-    }
-    for (int e = 0; e < E; ++e) {
-      double worst = 0.0;
-      for (int g = 0; g < G; ++g)
-        for (int h = 0; h < G; ++h) worst = std::max(worst, comm[e][g][h]);
-      horizon += worst;
-    }
-  }
-  horizon = horizon * (1 + 1e-9) + 1e-9;
-
-  milp::Model m("getf");
-  Var makespan = m.AddContinuous(0, horizon, "D");
-  std::vector<std::vector<Var>> x(n, std::vector<Var>(G));
-  std::vector<Var> C(n);
-  std::vector<LinExpr> duration(n);
-  for (int t = 0; t < n; ++t) {
-    C[t] = m.AddContinuous(0, horizon, "C_" + std::to_string(t));
-    LinExpr assign;
-    for (int g = 0; g < G; ++g) {
-      x[t][g] = m.AddBinary("x_" + std::to_string(t) + "_" + std::to_string(g));
-      const double cost = p.cost(t, rep[g]);
-      if (std::isinf(cost)) {
-        m.SetBounds(x[t][g], 0, 0);
-      } else {
-        duration[t].Add(x[t][g], cost);
-      }
-      assign += LinExpr(x[t][g]);
-    }
-    m.AddEqual(assign, 1, "assign_" + std::to_string(t), "assignment");
-    m.AddGreaterEqual(LinExpr(C[t]), duration[t], "release_" + std::to_string(t), "precedence");
-    m.AddLessEqual(LinExpr(C[t]), LinExpr(makespan), "end_" + std::to_string(t), "makespan");
-  }
-  for (int e = 0; e < E; ++e) {
-    const int i = p.edges()[e].src, j = p.edges()[e].dst;
-    const std::string id = std::to_string(e);
-    LinExpr transfer;
-    for (int g = 0; g < G; ++g)
-      for (int h = 0; h < G; ++h) {
-        if (g == h || !(comm[e][g][h] > 0)) continue;
-        Var u =
-            m.AddContinuous(0, 1, "u_" + id + "_" + std::to_string(g) + "_" + std::to_string(h));
-        m.AddGreaterEqual(LinExpr(u), LinExpr(x[i][g]) + LinExpr(x[j][h]) - 1, "u_" + id,
-                          "communication");
-        transfer.Add(u, comm[e][g][h]);
-      }
-    m.AddGreaterEqual(LinExpr(C[j]), LinExpr(C[i]) + duration[j] + transfer, "prec_" + id,
-                      "precedence");
-  }
-  for (int g = 0; g < G; ++g) {
-    LinExpr load, used;
-    double capacity = 0.0;
-    for (int k : groups[g]) capacity += p.device_memory(k);
-    for (int t = 0; t < n; ++t) {
-      const double cost = p.cost(t, rep[g]);
-      if (!std::isinf(cost)) load.Add(x[t][g], cost);
-      if (p.task_memory(t) > 0) used.Add(x[t][g], p.task_memory(t));
-    }
-    m.AddLessEqual(load, static_cast<double>(groups[g].size()) * LinExpr(makespan),
-                   "load_" + std::to_string(g), "group load");
-    if (!std::isinf(capacity))
-      m.AddLessEqual(used, capacity, "mem_" + std::to_string(g), "group memory");
-  }
-  m.Minimize(LinExpr(makespan));
-  result.num_binaries = m.num_integer_vars();
-
-  milp::SolveOptions solve;
-  // The limit covers the whole call (building the model included).
-  solve.time_limit_s = std::max(0.01, options.time_limit_s - clock.ElapsedSeconds());
-  solve.relative_gap = options.relative_gap;
-  solve.threads = options.threads;
-  solve.seed = options.seed;
-  if (warm_start != nullptr) {
-    std::vector<int> warm_group(n);
-    for (int t = 0; t < n; ++t) warm_group[t] = group_of_device[warm_start->device[t]];
-    std::vector<double> c = AssignmentTimes(p, rep, warm_group, comm);
-    std::vector<double> start(m.num_vars(), 0.0);
-    double d = 0.0;
-    for (int t = 0; t < n; ++t) {
-      start[x[t][warm_group[t]].index()] = 1;
-      start[C[t].index()] = c[t];
-      d = std::max(d, c[t]);
-    }
-    for (int g = 0; g < G; ++g) {
-      double load = 0.0;
-      for (int t = 0; t < n; ++t)
-        if (warm_group[t] == g) load += p.cost(t, rep[g]);
-      d = std::max(d, load / static_cast<double>(groups[g].size()));
-    }
-    start[makespan.index()] = std::min(d, horizon);
-    for (size_t v = 0; v < m.num_vars(); ++v) {
-      int e, g, h;
-      if (std::sscanf(m.vars()[v].name.c_str(), "u_%d_%d_%d", &e, &g, &h) == 3)
-        start[v] = warm_group[p.edges()[e].src] == g && warm_group[p.edges()[e].dst] == h;
-    }
-    solve.mip_start = std::move(start);
-  }
-  HX_ASSIGN_OR_RETURN(milp::SolveResult r, milp::SolveWithCbc(m, solve, logger));
-  result.bound = std::isfinite(r.bound) ? std::max(0.0, r.bound) : 0.0;
-  if (r.status == milp::SolveStatus::kInfeasible && warm_start == nullptr)
-    return ResourceExhausted(
-        "getf: infeasible group memory constraints: no assignment of the operators fits the "
-        "devices' memory");
-
-  std::optional<Schedule> etf;
-  if (r.has_solution()) {
-    result.assignment_objective = r.objective;
-    std::vector<int> task_group(n, 0);
-    for (int t = 0; t < n; ++t)
-      for (int g = 0; g < G; ++g)
-        if (r.values[x[t][g].index()] > 0.5) task_group[t] = g;
-    // GETF's ETF, and (our addition) HEFT's order with insertion, each task kept in its group by a
-    // penalty on the other devices; the shorter valid schedule is GETF's answer.
-    std::vector<StatusOr<Schedule>> tries;
-    tries.push_back(ScheduleEtfWithinGroups(p, groups, task_group));
-    {
-      const std::vector<double> rank = UpwardRanks(p);
-      const std::vector<int> topo = p.TopologicalOrder();
-      std::vector<int> pos(n), order = topo;
-      for (int i = 0; i < n; ++i) pos[topo[i]] = i;
-      std::sort(order.begin(), order.end(), [&](int a, int b) {
-        return rank[a] != rank[b] ? rank[a] > rank[b] : pos[a] < pos[b];
-      });
-      const double penalty = 1e3 * (horizon + 1.0);
-      std::vector<std::vector<double>> extra(n, std::vector<double>(p.num_devices(), penalty));
-      for (int t = 0; t < n; ++t)
-        for (int k : groups[task_group[t]]) extra[t][k] = 0.0;
-      tries.push_back(ScheduleInOrder(p, order, extra));
-    }
-    for (auto& s : tries) {
-      if (!s.ok()) {
-        LogTo(logger, LogLevel::kInfo,
-              "getf: list scheduling on the MILP's groups failed: " + s.status().message());
-        continue;
-      }
-      if (!s->Check(p, 1e-6).empty()) continue;
-      if (!etf || s->makespan < etf->makespan) etf = std::move(*s);
-    }
-  }
-  result.solve_time_s = clock.ElapsedSeconds();
-  if (etf && (warm_start == nullptr || etf->makespan <= warm_start->makespan + 1e-12)) {
-    result.schedule = std::move(*etf);
-    result.status = "feasible";
-  } else if (warm_start != nullptr) {
-    result.schedule = *warm_start;
-    result.status = "warm_start";
-  } else {
-    return ResourceExhausted(
-        "getf: the time limit ended before the assignment MILP found a solution, and the fast "
-        "planners found no schedule to fall back on");
-  }
-  const double ms = result.schedule.makespan;
-  result.bound = std::min(result.bound, ms);
-  result.gap = ms > 0 ? (ms - result.bound) / ms : 0.0;
-  if (result.gap <= std::max(options.relative_gap, 1e-9)) result.status = "optimal";
-  return result;
+  GetfMilp milp(p, options, logger);
+  return milp.Run(warm_start);
 }
 
 }  // namespace hx::place

@@ -25,7 +25,7 @@ class SchedulePlanner final : public Planner {
     HX_ASSIGN_OR_RETURN(Schedule schedule, fn_(problem.problem, request));
     PlanResult result;
     HX_ASSIGN_OR_RETURN(result.plan, PlanFromSchedule(problem, schedule, *request.cost));
-    result.status = "heuristic";
+    result.status = PlanStatus::kHeuristic;
     return result;
   }
 

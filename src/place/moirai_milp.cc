@@ -7,6 +7,7 @@
 #include <set>
 
 #include "hexplan/core/stopwatch.h"
+#include "hexplan/place/exact_planner.h"
 #include "hexplan/place/getf.h"
 #include "hexplan/place/warm_start.h"
 
@@ -208,6 +209,463 @@ StatusOr<Schedule> MemoryFeasibleSchedule(const SchedulingProblem& p, double tim
   return TightenSchedule(p, device, key);
 }
 
+namespace {
+
+// ScheduleMoirai's steps over one problem: the horizon from the warm start, the size check, the
+// model (assignment and durations, memory, data flows, non-overlap, congestion), its MIP start,
+// and the schedule read back from the solver or from an external solution.
+class MoiraiMilp {
+ public:
+  MoiraiMilp(const SchedulingProblem& p, const MoiraiOptions& options, Logger* logger)
+      : p_(p),
+        options_(options),
+        logger_(logger),
+        n_(p.num_tasks()),
+        D_(p.num_devices()),
+        E_(static_cast<int>(p.edges().size())) {}
+
+  StatusOr<MoiraiResult> Run(const Schedule* warm_start);
+
+ private:
+  double SecondsLeft() const { return options_.time_limit_s - clock_.ElapsedSeconds(); }
+  bool WantsFiles() const {
+    return !options_.export_lp.empty() || !options_.export_mps.empty() ||
+           !options_.solution_path.empty();
+  }
+  void SetHorizon();
+  size_t EstimateConstraints() const;
+  MoiraiResult BoundOnly();
+  void AddTasks();
+  void AddFlows();
+  // Non-overlap (6) and congestion (8); false when the time limit ended the building.
+  bool AddNonOverlap();
+  bool AddCongestion();
+  std::vector<double> MipStart() const;
+  StatusOr<MoiraiResult> FromSolution(const MilpRun& run);
+  StatusOr<MoiraiResult> FromSolve(const milp::SolveResult& r);
+  void GapToWarm() {
+    result_.gap =
+        result_.model_objective > 0
+            ? std::max(0.0, (result_.model_objective - result_.bound) / result_.model_objective)
+            : 0.0;
+  }
+
+  const SchedulingProblem& p_;
+  const MoiraiOptions& options_;
+  Logger* logger_;
+  const int n_, D_, E_;
+  Stopwatch clock_;  // the time limit covers the whole call: packing, building and solving
+  std::optional<Schedule> packed_;
+  const Schedule* warm_ = nullptr;
+  std::optional<ModelTiming> timed_;
+  double horizon_ = 0.0;
+  std::vector<std::vector<uint64_t>> reach_;
+  MoiraiResult result_;
+  milp::Model m_{"moirai"};
+  std::vector<std::vector<Var>> x_;
+  std::vector<Var> S_, C_, Sq_, Cq_, z_;
+  Var makespan_;
+  std::vector<std::tuple<int, int, Var>> pairs_, flow_pairs_;
+};
+
+StatusOr<MoiraiResult> MoiraiMilp::Run(const Schedule* warm_start) {
+  // Memory (5) that cannot hold: say so before building anything.
+  HX_RETURN_IF_ERROR(CheckMemoryCapacity(p_, "moirai", "memory constraints (5)"));
+  // Without a warm start from the caller, a memory-feasible packing gives one (and a tight
+  // horizon).
+  warm_ = warm_start;
+  if (warm_ == nullptr) {
+    auto s = MemoryFeasibleSchedule(p_, std::max(0.05, options_.time_limit_s / 10));
+    if (s.ok() && s->Check(p_, 1e-6).empty()) {
+      packed_ = std::move(*s);
+      warm_ = &*packed_;
+    }
+  }
+  SetHorizon();
+  result_.status = PlanStatus::kWarmStart;
+  reach_ = Reachability(p_);
+  const size_t estimate = EstimateConstraints();
+  const bool too_large = estimate > options_.max_constraints;
+  result_.estimated_constraints = estimate;
+  if (too_large && !WantsFiles()) {
+    if (warm_ == nullptr)
+      return ResourceExhausted("moirai: the MILP would have about " + std::to_string(estimate) +
+                               " constraints (limit " + std::to_string(options_.max_constraints) +
+                               ") and no fast planner found a warm start; coarsen the graph");
+    return BoundOnly();
+  }
+  AddTasks();
+  AddFlows();
+  if (!AddNonOverlap() || !AddCongestion()) {
+    LogTo(logger_, LogLevel::kWarning,
+          "moirai: the time limit ended while the MILP was being built (" +
+              std::to_string(m_.num_constraints()) + " of about " + std::to_string(estimate) +
+              " constraints); returning the warm start");
+    result_.solve_time_s = clock_.ElapsedSeconds();
+    return result_;
+  }
+  m_.Minimize(LinExpr(makespan_));
+  result_.num_binaries = m_.num_integer_vars();
+  result_.num_constraints = m_.num_constraints();
+  MilpSettings settings;
+  settings.relative_gap = options_.relative_gap;
+  settings.threads = options_.threads;
+  settings.seed = options_.seed;
+  settings.export_lp = options_.export_lp;
+  settings.export_mps = options_.export_mps;
+  settings.solution_path = options_.solution_path;
+  settings.on_progress = options_.on_progress;
+  if (options_.solution_path.empty() &&
+      (too_large || (warm_ != nullptr && SecondsLeft() < kMinSolveSeconds))) {
+    // Written for an external solver (or out of time): export only, keep the warm start.
+    HX_RETURN_IF_ERROR(ExportMilp(m_, settings));
+    LogTo(logger_, too_large ? LogLevel::kWarning : LogLevel::kInfo,
+          too_large ? "moirai: the model was written; it is above " +
+                          std::to_string(options_.max_constraints) +
+                          " constraints, so the warm start is returned without solving"
+                    : "moirai: the time limit was spent building the MILP; returning the warm "
+                      "start");
+    result_.solve_time_s = clock_.ElapsedSeconds();
+    return result_;
+  }
+  std::vector<double> start = MipStart();
+  settings.time_limit_s = std::max(kMinSolveSeconds, SecondsLeft());
+  settings.progress_to_stderr = options_.progress_to_stderr;
+  HX_ASSIGN_OR_RETURN(MilpRun run, RunMilp(m_, std::move(start), settings, "moirai", logger_));
+  if (run.kind == MilpRunKind::kFromSolution) return FromSolution(run);
+  return FromSolve(run.result);
+}
+
+void MoiraiMilp::SetHorizon() {
+  if (warm_ != nullptr) {
+    timed_ = TimeInModel(p_, *warm_, options_.congestion_control);
+    result_.schedule = *warm_;
+    result_.model_objective = timed_->makespan;  // the MILP's makespan for the warm placement
+    // Large enough for the warm start, timed in the model, to be feasible.
+    horizon_ = std::max(warm_->makespan, timed_->makespan) * (1 + 1e-9) + 1e-9;
+    return;
+  }
+  // Serial bound: some task or transfer is in progress at every moment of a semi-active schedule.
+  for (int i = 0; i < n_; ++i) {
+    double worst = 0.0;
+    for (int k = 0; k < D_; ++k)
+      if (!std::isinf(p_.cost(i, k))) worst = std::max(worst, p_.cost(i, k) + p_.load_time(i, k));
+    horizon_ += worst;
+  }
+  for (int q = 0; q < E_; ++q) {
+    double worst = 0.0;
+    for (int a = 0; a < D_; ++a)
+      for (int b = 0; b < D_; ++b) worst = std::max(worst, p_.CommTime(q, a, b));
+    horizon_ += worst;
+  }
+  horizon_ = horizon_ * (1 + 1e-9) + 1e-9;
+}
+
+size_t MoiraiMilp::EstimateConstraints() const {
+  size_t unrelated_tasks = 0;
+  for (int i = 0; i < n_; ++i)
+    for (int j = i + 1; j < n_; ++j)
+      if (!Reaches(reach_, i, j) && !Reaches(reach_, j, i)) ++unrelated_tasks;
+  size_t estimate = static_cast<size_t>(n_) * 3 + static_cast<size_t>(E_) * (4 + D_ * D_) +
+                    unrelated_tasks * 2 * D_;
+  if (options_.congestion_control) estimate += static_cast<size_t>(E_) * E_ * 2 * D_;  // bound
+  return estimate;
+}
+
+// A model too large to build: the warm start, with GETF's assignment bound (a relaxation).
+MoiraiResult MoiraiMilp::BoundOnly() {
+  LogTo(logger_, LogLevel::kWarning,
+        "moirai: the MILP would have about " + std::to_string(result_.estimated_constraints) +
+            " constraints (limit " + std::to_string(options_.max_constraints) +
+            "); returning the warm start, with GETF's assignment bound (a relaxation of this "
+            "model). Coarsen the graph first (--coarsen fusion) if it has fusable ops.");
+  if (SecondsLeft() < kMinSolveSeconds) {
+    result_.solve_time_s = clock_.ElapsedSeconds();
+    return result_;  // no time left even for the bound
+  }
+  GetfOptions relax;
+  relax.time_limit_s = SecondsLeft();
+  relax.relative_gap = std::max(options_.relative_gap, 1e-4);
+  relax.threads = options_.threads;
+  relax.seed = options_.seed;
+  if (auto bound = ScheduleGetf(p_, warm_, relax); bound.ok()) {
+    result_.has_bound = true;
+    result_.bound = std::min(bound->bound, result_.model_objective);
+    GapToWarm();
+  }
+  result_.solve_time_s = clock_.ElapsedSeconds();
+  return result_;
+}
+
+// Assignment (4c), durations (4b), the makespan, device-load cuts and memory (5).
+void MoiraiMilp::AddTasks() {
+  x_.assign(n_, std::vector<Var>(D_));
+  S_.resize(n_);
+  C_.resize(n_);
+  makespan_ = m_.AddContinuous(0, horizon_, "makespan");
+  for (int i = 0; i < n_; ++i) {
+    S_[i] = m_.AddContinuous(0, horizon_, "S_" + std::to_string(i));
+    C_[i] = m_.AddContinuous(0, horizon_, "C_" + std::to_string(i));
+    LinExpr assign, duration;
+    for (int k = 0; k < D_; ++k) {
+      x_[i][k] = m_.AddBinary("x_" + std::to_string(i) + "_" + std::to_string(k));
+      if (std::isinf(p_.cost(i, k))) m_.SetBounds(x_[i][k], 0, 0);
+      assign += LinExpr(x_[i][k]);
+      if (!std::isinf(p_.cost(i, k))) duration.Add(x_[i][k], p_.cost(i, k));
+    }
+    m_.AddEqual(assign, 1, "assign_" + std::to_string(i), "assignment");  // (4c)
+    m_.AddEqual(LinExpr(C_[i]), LinExpr(S_[i]) + duration, "dur_" + std::to_string(i),
+                "duration");  // (4b)
+    m_.AddGreaterEqual(LinExpr(makespan_), LinExpr(C_[i]), "end_" + std::to_string(i), "makespan");
+  }
+  // Valid cuts the LP relaxation of (6) does not see: a device runs its operators one at a time, so
+  // its total work bounds the makespan.
+  for (int k = 0; k < D_; ++k) {
+    LinExpr work;
+    for (int i = 0; i < n_; ++i)
+      if (!std::isinf(p_.cost(i, k))) work.Add(x_[i][k], p_.cost(i, k));
+    m_.AddLessEqual(work, LinExpr(makespan_), "load_" + std::to_string(k), "device load");
+  }
+  for (int k = 0; k < D_; ++k) {
+    if (std::isinf(p_.device_memory(k))) continue;
+    LinExpr used;
+    for (int i = 0; i < n_; ++i)
+      if (p_.task_memory(i) > 0) used.Add(x_[i][k], p_.task_memory(i));
+    m_.AddLessEqual(used, p_.device_memory(k), "mem_" + std::to_string(k), "memory");
+  }
+}
+
+// Data flows (4a, 7): a flow between two devices takes the channel's time, none on one device.
+void MoiraiMilp::AddFlows() {
+  Sq_.resize(E_);
+  Cq_.resize(E_);
+  z_.resize(E_);
+  for (int q = 0; q < E_; ++q) {
+    const auto& edge = p_.edges()[q];
+    const int i = edge.src, j = edge.dst;
+    const std::string id = std::to_string(q);
+    Sq_[q] = m_.AddContinuous(0, horizon_, "Sq_" + id);
+    Cq_[q] = m_.AddContinuous(0, horizon_, "Cq_" + id);
+    z_[q] = m_.AddBinary("z_" + id);
+    m_.AddLessEqual(LinExpr(C_[i]), LinExpr(Sq_[q]), "flow_after_" + id, "precedence");
+    m_.AddLessEqual(LinExpr(Cq_[q]), LinExpr(S_[j]), "flow_before_" + id, "precedence");
+    for (int k = 0; k < D_; ++k) {
+      m_.AddLessEqual(LinExpr(z_[q]), 2 - LinExpr(x_[i][k]) - LinExpr(x_[j][k]),
+                      "z1_" + id + "_" + std::to_string(k), "communication");
+      m_.AddGreaterEqual(LinExpr(z_[q]), LinExpr(x_[i][k]) - LinExpr(x_[j][k]),
+                         "z2_" + id + "_" + std::to_string(k), "communication");
+      m_.AddGreaterEqual(LinExpr(z_[q]), LinExpr(x_[j][k]) - LinExpr(x_[i][k]),
+                         "z3_" + id + "_" + std::to_string(k), "communication");
+    }
+    LinExpr transmission;
+    for (int a = 0; a < D_; ++a) {
+      for (int b = 0; b < D_; ++b) {
+        if (a == b) continue;
+        double t = p_.CommTime(q, a, b);
+        if (t <= 0) continue;
+        Var u =
+            m_.AddContinuous(0, 1, "u_" + id + "_" + std::to_string(a) + "_" + std::to_string(b));
+        m_.AddGreaterEqual(LinExpr(u), LinExpr(x_[i][a]) + LinExpr(x_[j][b]) - 1, "u_" + id,
+                           "communication");
+        transmission.Add(u, t);
+      }
+    }
+    m_.AddEqual(LinExpr(Cq_[q]), LinExpr(Sq_[q]) + transmission, "flow_dur_" + id, "communication");
+  }
+}
+
+// Non-overlap (6): unrelated operators on one device. Building a large model takes a while: with a
+// warm start to fall back on, building stops when the time limit is spent.
+bool MoiraiMilp::AddNonOverlap() {
+  for (int i = 0; i < n_; ++i) {
+    if (!WantsFiles() && warm_ != nullptr && SecondsLeft() < kMinSolveSeconds) return false;
+    for (int j = i + 1; j < n_; ++j) {
+      if (Reaches(reach_, i, j) || Reaches(reach_, j, i)) continue;
+      Var delta = m_.AddBinary("d_" + std::to_string(i) + "_" + std::to_string(j));
+      pairs_.emplace_back(i, j, delta);
+      for (int k = 0; k < D_; ++k) {
+        if (std::isinf(p_.cost(i, k)) || std::isinf(p_.cost(j, k))) continue;
+        const std::string id =
+            std::to_string(i) + "_" + std::to_string(j) + "_" + std::to_string(k);
+        // delta = 1: i before j. Relaxed by the horizon when the pair is not both on k.
+        LinExpr off = 2 - LinExpr(x_[i][k]) - LinExpr(x_[j][k]);
+        m_.AddGreaterEqual(LinExpr(S_[j]),
+                           LinExpr(C_[i]) - horizon_ * (1 - LinExpr(delta)) - horizon_ * off,
+                           "ovl_a_" + id, "non-overlap");
+        m_.AddGreaterEqual(LinExpr(S_[i]),
+                           LinExpr(C_[j]) - horizon_ * LinExpr(delta) - horizon_ * off,
+                           "ovl_b_" + id, "non-overlap");
+      }
+    }
+  }
+  return true;
+}
+
+// Congestion control (8): two flows out of (or into) one device never overlap.
+bool MoiraiMilp::AddCongestion() {
+  if (!options_.congestion_control) return true;
+  for (int q = 0; q < E_; ++q) {
+    if (!WantsFiles() && warm_ != nullptr && SecondsLeft() < kMinSolveSeconds) return false;
+    for (int r = q + 1; r < E_; ++r) {
+      const auto& eq = p_.edges()[q];
+      const auto& er = p_.edges()[r];
+      // Related flows (one's destination reaches the other's source) are ordered already.
+      if (eq.dst == er.src || er.dst == eq.src) continue;
+      if (Reaches(reach_, eq.dst, er.src) || Reaches(reach_, er.dst, eq.src)) continue;
+      Var delta = m_.AddBinary("f_" + std::to_string(q) + "_" + std::to_string(r));
+      flow_pairs_.emplace_back(q, r, delta);
+      for (int k = 0; k < D_; ++k) {
+        const std::string id =
+            std::to_string(q) + "_" + std::to_string(r) + "_" + std::to_string(k);
+        LinExpr both = 2 - LinExpr(z_[q]) - LinExpr(z_[r]);
+        // Outgoing from k: x_a + x_c - x_b - x_d = 2. Incoming into k: x_b + x_d - x_a - x_c = 2.
+        LinExpr out_k = LinExpr(x_[eq.src][k]) + LinExpr(x_[er.src][k]) - LinExpr(x_[eq.dst][k]) -
+                        LinExpr(x_[er.dst][k]) - 2;
+        LinExpr in_k = LinExpr(x_[eq.dst][k]) + LinExpr(x_[er.dst][k]) - LinExpr(x_[eq.src][k]) -
+                       LinExpr(x_[er.src][k]) - 2;
+        for (const auto& [side, dir] : {std::pair{out_k, "out"}, std::pair{in_k, "in"}}) {
+          m_.AddGreaterEqual(
+              LinExpr(Sq_[r]),
+              LinExpr(Cq_[q]) - horizon_ * (1 - LinExpr(delta)) - horizon_ * both + horizon_ * side,
+              std::string("cg_a_") + dir + id, "congestion");
+          m_.AddGreaterEqual(
+              LinExpr(Sq_[q]),
+              LinExpr(Cq_[r]) - horizon_ * LinExpr(delta) - horizon_ * both + horizon_ * side,
+              std::string("cg_b_") + dir + id, "congestion");
+        }
+      }
+    }
+  }
+  return true;
+}
+
+// MIP start: the warm placement and order, timed in the model (TimeInModel); only for a caller's
+// warm start. A MIP start turns CBC's preprocessing off (milp::Preprocess), which costs more than
+// the memory packing's start is worth (example-1: 28 s with it, 18 s without); the packed start
+// still sets the horizon and is kept when CBC finds nothing better.
+std::vector<double> MoiraiMilp::MipStart() const {
+  if (warm_ == nullptr || packed_) return {};
+  const Schedule& warm = *warm_;
+  std::vector<double> start(m_.num_vars(), 0.0);
+  start[makespan_.index()] = timed_->makespan;
+  for (int i = 0; i < n_; ++i) {
+    start[S_[i].index()] = timed_->S[i];
+    start[C_[i].index()] = timed_->C[i];
+    start[x_[i][warm.device[i]].index()] = 1;
+  }
+  for (int q = 0; q < E_; ++q) {
+    const auto& edge = p_.edges()[q];
+    start[Sq_[q].index()] = timed_->Sq[q];
+    start[Cq_[q].index()] = timed_->Cq[q];
+    start[z_[q].index()] = warm.device[edge.src] != warm.device[edge.dst];
+  }
+  // u values: continuous and derived, filled by scanning the names.
+  for (size_t v = 0; v < m_.num_vars(); ++v) {
+    const std::string& name = m_.vars()[v].name;
+    if (name.rfind("u_", 0) != 0) continue;
+    int q, a, b;
+    if (std::sscanf(name.c_str(), "u_%d_%d_%d", &q, &a, &b) == 3)
+      start[v] =
+          (warm.device[p_.edges()[q].src] == a && warm.device[p_.edges()[q].dst] == b) ? 1 : 0;
+  }
+  // Ordering binaries: "i before j" when i ends by the time j starts (zero-length intervals at one
+  // instant make the start order ambiguous).
+  for (const auto& [i, j, delta] : pairs_)
+    start[delta.index()] = timed_->C[i] <= timed_->S[j] ? 1 : 0;
+  for (const auto& [q, r, delta] : flow_pairs_)
+    start[delta.index()] = timed_->Cq[q] <= timed_->Sq[r] ? 1 : 0;
+  return start;
+}
+
+// An external solver's solution: the placement and per-device order, re-timed.
+StatusOr<MoiraiResult> MoiraiMilp::FromSolution(const MilpRun& run) {
+  const std::string& file = options_.solution_path;
+  const std::vector<double>& values = run.result.values;
+  std::vector<int> device(n_, -1);
+  std::vector<double> key(n_, 0.0), used(D_, 0.0);
+  for (int i = 0; i < n_; ++i) {
+    int count = 0;
+    for (int k = 0; k < D_; ++k)
+      if (values[x_[i][k].index()] > 0.5) device[i] = k, ++count;
+    if (count != 1)
+      return InvalidArgument(file + ": operator '" + p_.name(i) + "' (x_" + std::to_string(i) +
+                             "_*) is on " + std::to_string(count) +
+                             " devices; the assignment constraint (4c) wants exactly one");
+    if (std::isinf(p_.cost(i, device[i])))
+      return InvalidArgument(file + ": operator '" + p_.name(i) + "' is on device " +
+                             std::to_string(device[i]) + ", which cannot run it");
+    used[device[i]] += p_.task_memory(i);
+    key[i] = values[S_[i].index()];
+  }
+  for (int k = 0; k < D_; ++k)
+    if (used[k] > p_.device_memory(k) * (1 + 1e-9))
+      return ResourceExhausted(file + ": memory constraint (5) mem_" + std::to_string(k) +
+                               " violated: the solution puts " + std::to_string(used[k]) +
+                               " bytes on a device that holds " +
+                               std::to_string(p_.device_memory(k)) + " (over by " +
+                               std::to_string(used[k] - p_.device_memory(k)) + ")");
+  result_.solution_violations = run.violations;
+  result_.schedule = TightenSchedule(p_, device, key);
+  if (std::string why = result_.schedule.Check(p_, 1e-9); !why.empty())
+    return InvalidArgument(file +
+                           ": the solution's placement and order give no valid schedule: " + why);
+  result_.model_objective = run.violations == 0 ? run.result.objective : result_.schedule.makespan;
+  result_.status = PlanStatus::kFeasible;
+  result_.solve_time_s = clock_.ElapsedSeconds();
+  return result_;
+}
+
+StatusOr<MoiraiResult> FailWithoutSolution(const milp::SolveResult& r) {
+  if (r.status == milp::SolveStatus::kInfeasible)
+    return ResourceExhausted(
+        "moirai: the MILP is infeasible (memory constraints (5) cannot be met together with the "
+        "device supports)");
+  return ResourceExhausted("moirai: the time limit ended before any placement was found");
+}
+
+StatusOr<MoiraiResult> MoiraiMilp::FromSolve(const milp::SolveResult& r) {
+  result_.solve_time_s = clock_.ElapsedSeconds();
+  result_.has_bound = std::isfinite(r.bound);
+  result_.bound = std::isfinite(r.bound) ? std::max(0.0, r.bound) : 0.0;
+  if (!r.has_solution()) {
+    if (warm_ == nullptr) return FailWithoutSolution(r);
+    result_.status = PlanStatus::kWarmStart;
+    GapToWarm();
+    return result_;
+  }
+  std::vector<int> device(n_, 0);
+  std::vector<double> key(n_, 0.0);
+  for (int i = 0; i < n_; ++i) {
+    for (int k = 0; k < D_; ++k)
+      if (r.values[x_[i][k].index()] > 0.5) device[i] = k;
+    key[i] = r.values[S_[i].index()];
+  }
+  Schedule tight = TightenSchedule(p_, device, key);
+  const bool proven = r.status == milp::SolveStatus::kOptimal;
+  // Never worse than the warm start in the model's own terms (its makespan timed in the model).
+  if (tight.Check(p_, 1e-9).empty() &&
+      (!timed_ || r.objective <= timed_->makespan * (1 + 1e-9) + 1e-12)) {
+    result_.schedule = tight;
+    result_.model_objective = r.objective;
+    // An incumbent no better than the MIP start is the warm start again.
+    const bool improved = !timed_ || r.objective < timed_->makespan * (1 - 1e-9) - 1e-12;
+    result_.status = proven     ? PlanStatus::kOptimal
+                     : improved ? PlanStatus::kTimeLimit
+                                : PlanStatus::kWarmStart;
+    result_.gap = r.gap;
+  } else {
+    // The incumbent is no better than the warm start: keep the warm start (the MILP's makespan for
+    // its placement as the objective; the solver's bound stands for the MILP).
+    result_.status = proven && result_.model_objective <= r.objective * (1 + 1e-9) + 1e-12
+                         ? PlanStatus::kOptimal
+                         : PlanStatus::kWarmStart;
+    GapToWarm();
+  }
+  return result_;
+}
+
+}  // namespace
+
 StatusOr<MoiraiResult> ScheduleMoirai(const SchedulingProblem& p, const Schedule* warm_start,
                                       const MoiraiOptions& options, Logger* logger) {
   HX_RETURN_IF_ERROR(options.Validate());
@@ -216,395 +674,8 @@ StatusOr<MoiraiResult> ScheduleMoirai(const SchedulingProblem& p, const Schedule
     if (std::string why = warm_start->Check(p, 1e-6); !why.empty())
       return InvalidArgument("moirai: the warm start is not a valid schedule: " + why);
   }
-  Stopwatch clock;  // the time limit covers the whole call: packing, building and solving
-  auto seconds_left = [&] { return options.time_limit_s - clock.ElapsedSeconds(); };
-  const int n = p.num_tasks(), D = p.num_devices();
-  const int E = static_cast<int>(p.edges().size());
-
-  // Memory (5) that cannot hold: say so before building anything.
-  HX_RETURN_IF_ERROR(CheckMemoryCapacity(p, "moirai", "memory constraints (5)"));
-
-  // Without a warm start from the caller, a memory-feasible packing gives one (and a tight
-  // horizon).
-  std::optional<Schedule> packed;
-  if (warm_start == nullptr) {
-    auto s = MemoryFeasibleSchedule(p, std::max(0.05, options.time_limit_s / 10));
-    if (s.ok() && s->Check(p, 1e-6).empty()) {
-      packed = std::move(*s);
-      warm_start = &*packed;
-    }
-  }
-  MoiraiResult result;
-  double horizon = 0.0;
-  std::optional<ModelTiming> timed;
-  if (warm_start != nullptr) {
-    timed = TimeInModel(p, *warm_start, options.congestion_control);
-    result.schedule = *warm_start;
-    result.model_objective = timed->makespan;  // the MILP's makespan for the warm placement
-    // Large enough for the warm start, timed in the model, to be feasible.
-    horizon = std::max(warm_start->makespan, timed->makespan) * (1 + 1e-9) + 1e-9;
-  } else {
-    // Serial bound: some task or transfer is in progress at every moment of a semi-active schedule.
-    for (int i = 0; i < n; ++i) {
-      double worst = 0.0;
-      for (int k = 0; k < D; ++k)
-        if (!std::isinf(p.cost(i, k))) worst = std::max(worst, p.cost(i, k) + p.load_time(i, k));
-      horizon += worst;
-    }
-    for (int q = 0; q < E; ++q) {
-      double worst = 0.0;
-      for (int a = 0; a < D; ++a)
-        for (int b = 0; b < D; ++b) worst = std::max(worst, p.CommTime(q, a, b));
-      horizon += worst;
-    }
-    horizon = horizon * (1 + 1e-9) + 1e-9;
-  }
-  result.status = "warm_start";
-  auto reach = Reachability(p);
-
-  // Size estimate before building.
-  size_t unrelated_tasks = 0;
-  for (int i = 0; i < n; ++i)
-    for (int j = i + 1; j < n; ++j)
-      if (!Reaches(reach, i, j) && !Reaches(reach, j, i)) ++unrelated_tasks;
-  size_t estimate =
-      static_cast<size_t>(n) * 3 + static_cast<size_t>(E) * (4 + D * D) + unrelated_tasks * 2 * D;
-  if (options.congestion_control) estimate += static_cast<size_t>(E) * E * 2 * D;  // upper bound
-  const bool too_large = estimate > options.max_constraints;
-  result.estimated_constraints = estimate;
-  const bool wanted =
-      !options.export_lp.empty() || !options.export_mps.empty() || !options.solution_path.empty();
-  if (too_large && !wanted) {
-    if (warm_start == nullptr)
-      return ResourceExhausted("moirai: the MILP would have about " + std::to_string(estimate) +
-                               " constraints (limit " + std::to_string(options.max_constraints) +
-                               ") and no fast planner found a warm start; coarsen the graph");
-    LogTo(logger, LogLevel::kWarning,
-          "moirai: the MILP would have about " + std::to_string(estimate) + " constraints (limit " +
-              std::to_string(options.max_constraints) +
-              "); returning the warm start, with GETF's assignment bound (a relaxation of this "
-              "model). Coarsen the graph first (--coarsen fusion) if it has fusable ops.");
-    if (seconds_left() < kMinSolveSeconds) {
-      result.solve_time_s = clock.ElapsedSeconds();
-      return result;  // no time left even for the bound
-    }
-    GetfOptions relax;
-    relax.time_limit_s = seconds_left();
-    relax.relative_gap = std::max(options.relative_gap, 1e-4);
-    relax.threads = options.threads;
-    relax.seed = options.seed;
-    if (auto bound = ScheduleGetf(p, warm_start, relax); bound.ok()) {
-      result.has_bound = true;
-      result.bound = std::min(bound->bound, result.model_objective);
-      result.gap = result.model_objective > 0
-                       ? (result.model_objective - result.bound) / result.model_objective
-                       : 0.0;
-    }
-    result.solve_time_s = clock.ElapsedSeconds();
-    return result;
-  }
-
-  milp::Model m("moirai");
-  std::vector<std::vector<Var>> x(n, std::vector<Var>(D));
-  std::vector<Var> S(n), C(n);
-  Var makespan = m.AddContinuous(0, horizon, "makespan");
-  for (int i = 0; i < n; ++i) {
-    S[i] = m.AddContinuous(0, horizon, "S_" + std::to_string(i));
-    C[i] = m.AddContinuous(0, horizon, "C_" + std::to_string(i));
-    LinExpr assign, duration;
-    for (int k = 0; k < D; ++k) {
-      x[i][k] = m.AddBinary("x_" + std::to_string(i) + "_" + std::to_string(k));
-      if (std::isinf(p.cost(i, k))) m.SetBounds(x[i][k], 0, 0);
-      assign += LinExpr(x[i][k]);
-      if (!std::isinf(p.cost(i, k))) duration.Add(x[i][k], p.cost(i, k));
-    }
-    m.AddEqual(assign, 1, "assign_" + std::to_string(i), "assignment");  // (4c)
-    m.AddEqual(LinExpr(C[i]), LinExpr(S[i]) + duration, "dur_" + std::to_string(i),
-               "duration");  // (4b)
-    m.AddGreaterEqual(LinExpr(makespan), LinExpr(C[i]), "end_" + std::to_string(i), "makespan");
-  }
-  // Valid cuts the LP relaxation of (6) does not see: a device runs its operators one at a time, so
-  // its total work bounds the makespan.
-  for (int k = 0; k < D; ++k) {
-    LinExpr work;
-    for (int i = 0; i < n; ++i)
-      if (!std::isinf(p.cost(i, k))) work.Add(x[i][k], p.cost(i, k));
-    m.AddLessEqual(work, LinExpr(makespan), "load_" + std::to_string(k), "device load");
-  }
-  // Memory (5).
-  for (int k = 0; k < D; ++k) {
-    if (std::isinf(p.device_memory(k))) continue;
-    LinExpr used;
-    for (int i = 0; i < n; ++i)
-      if (p.task_memory(i) > 0) used.Add(x[i][k], p.task_memory(i));
-    m.AddLessEqual(used, p.device_memory(k), "mem_" + std::to_string(k), "memory");
-  }
-  // Data flows (4a, 7).
-  std::vector<Var> Sq(E), Cq(E), z(E);
-  for (int q = 0; q < E; ++q) {
-    const auto& edge = p.edges()[q];
-    const int i = edge.src, j = edge.dst;
-    const std::string id = std::to_string(q);
-    Sq[q] = m.AddContinuous(0, horizon, "Sq_" + id);
-    Cq[q] = m.AddContinuous(0, horizon, "Cq_" + id);
-    z[q] = m.AddBinary("z_" + id);
-    m.AddLessEqual(LinExpr(C[i]), LinExpr(Sq[q]), "flow_after_" + id, "precedence");
-    m.AddLessEqual(LinExpr(Cq[q]), LinExpr(S[j]), "flow_before_" + id, "precedence");
-    for (int k = 0; k < D; ++k) {
-      m.AddLessEqual(LinExpr(z[q]), 2 - LinExpr(x[i][k]) - LinExpr(x[j][k]),
-                     "z1_" + id + "_" + std::to_string(k), "communication");
-      m.AddGreaterEqual(LinExpr(z[q]), LinExpr(x[i][k]) - LinExpr(x[j][k]),
-                        "z2_" + id + "_" + std::to_string(k), "communication");
-      m.AddGreaterEqual(LinExpr(z[q]), LinExpr(x[j][k]) - LinExpr(x[i][k]),
-                        "z3_" + id + "_" + std::to_string(k), "communication");
-    }
-    LinExpr transmission;
-    for (int a = 0; a < D; ++a) {
-      for (int b = 0; b < D; ++b) {
-        if (a == b) continue;
-        double t = p.CommTime(q, a, b);
-        if (t <= 0) continue;
-        Var u =
-            m.AddContinuous(0, 1, "u_" + id + "_" + std::to_string(a) + "_" + std::to_string(b));
-        m.AddGreaterEqual(LinExpr(u), LinExpr(x[i][a]) + LinExpr(x[j][b]) - 1, "u_" + id,
-                          "communication");
-        transmission.Add(u, t);
-      }
-    }
-    m.AddEqual(LinExpr(Cq[q]), LinExpr(Sq[q]) + transmission, "flow_dur_" + id, "communication");
-  }
-  // Non-overlap (6): unrelated operators on one device.
-  // Building a large model takes a while: with a warm start to fall back on, stop building when
-  // the time limit is spent.
-  auto out_of_time = [&] {
-    return !wanted && warm_start != nullptr && seconds_left() < kMinSolveSeconds;
-  };
-  std::vector<std::tuple<int, int, Var>> pairs;
-  bool abandoned = false;
-  for (int i = 0; i < n && !abandoned; ++i) {
-    abandoned = out_of_time();
-    for (int j = i + 1; j < n && !abandoned; ++j) {
-      if (Reaches(reach, i, j) || Reaches(reach, j, i)) continue;
-      Var delta = m.AddBinary("d_" + std::to_string(i) + "_" + std::to_string(j));
-      pairs.emplace_back(i, j, delta);
-      for (int k = 0; k < D; ++k) {
-        if (std::isinf(p.cost(i, k)) || std::isinf(p.cost(j, k))) continue;
-        const std::string id =
-            std::to_string(i) + "_" + std::to_string(j) + "_" + std::to_string(k);
-        // delta = 1: i before j. Relaxed by `horizon` when the pair is not both on k.
-        LinExpr off = 2 - LinExpr(x[i][k]) - LinExpr(x[j][k]);
-        m.AddGreaterEqual(LinExpr(S[j]),
-                          LinExpr(C[i]) - horizon * (1 - LinExpr(delta)) - horizon * off,
-                          "ovl_a_" + id, "non-overlap");
-        m.AddGreaterEqual(LinExpr(S[i]), LinExpr(C[j]) - horizon * LinExpr(delta) - horizon * off,
-                          "ovl_b_" + id, "non-overlap");
-      }
-    }
-  }
-  // Congestion control (8): two flows out of (or into) one device never overlap.
-  std::vector<std::tuple<int, int, Var>> flow_pairs;
-  if (options.congestion_control) {
-    for (int q = 0; q < E && !abandoned; ++q) {
-      abandoned = out_of_time();
-      for (int r = q + 1; r < E && !abandoned; ++r) {
-        const auto& eq = p.edges()[q];
-        const auto& er = p.edges()[r];
-        // Related flows (one's destination reaches the other's source) are ordered already.
-        if (eq.dst == er.src || er.dst == eq.src) continue;
-        if (Reaches(reach, eq.dst, er.src) || Reaches(reach, er.dst, eq.src)) continue;
-        Var delta = m.AddBinary("f_" + std::to_string(q) + "_" + std::to_string(r));
-        flow_pairs.emplace_back(q, r, delta);
-        for (int k = 0; k < D; ++k) {
-          const std::string id =
-              std::to_string(q) + "_" + std::to_string(r) + "_" + std::to_string(k);
-          LinExpr both = 2 - LinExpr(z[q]) - LinExpr(z[r]);
-          // Outgoing from k: x_a + x_c - x_b - x_d = 2. Incoming into k: x_b + x_d - x_a - x_c = 2.
-          LinExpr out_k = LinExpr(x[eq.src][k]) + LinExpr(x[er.src][k]) - LinExpr(x[eq.dst][k]) -
-                          LinExpr(x[er.dst][k]) - 2;
-          LinExpr in_k = LinExpr(x[eq.dst][k]) + LinExpr(x[er.dst][k]) - LinExpr(x[eq.src][k]) -
-                         LinExpr(x[er.src][k]) - 2;
-          for (const auto& [side, dir] : {std::pair{out_k, "out"}, std::pair{in_k, "in"}}) {
-            m.AddGreaterEqual(
-                LinExpr(Sq[r]),
-                LinExpr(Cq[q]) - horizon * (1 - LinExpr(delta)) - horizon * both + horizon * side,
-                std::string("cg_a_") + dir + id, "congestion");
-            m.AddGreaterEqual(
-                LinExpr(Sq[q]),
-                LinExpr(Cq[r]) - horizon * LinExpr(delta) - horizon * both + horizon * side,
-                std::string("cg_b_") + dir + id, "congestion");
-          }
-        }
-      }
-    }
-  }
-  if (abandoned) {
-    LogTo(logger, LogLevel::kWarning,
-          "moirai: the time limit ended while the MILP was being built (" +
-              std::to_string(m.num_constraints()) + " of about " + std::to_string(estimate) +
-              " constraints); returning the warm start");
-    result.solve_time_s = clock.ElapsedSeconds();
-    return result;
-  }
-  m.Minimize(LinExpr(makespan));
-  result.num_binaries = m.num_integer_vars();
-  result.num_constraints = m.num_constraints();
-  if (!options.export_lp.empty()) HX_RETURN_IF_ERROR(milp::WriteLpFile(m, options.export_lp));
-  if (!options.export_mps.empty()) HX_RETURN_IF_ERROR(milp::WriteMpsFile(m, options.export_mps));
-  if (!options.solution_path.empty()) {
-    // An external solver's solution: the placement and per-device order, re-timed.
-    const std::string& file = options.solution_path;
-    HX_ASSIGN_OR_RETURN(std::vector<double> values, milp::ReadSolutionFile(file, m));
-    std::vector<int> device(n, -1);
-    std::vector<double> key(n, 0.0), used(D, 0.0);
-    for (int i = 0; i < n; ++i) {
-      int count = 0;
-      for (int k = 0; k < D; ++k)
-        if (values[x[i][k].index()] > 0.5) device[i] = k, ++count;
-      if (count != 1)
-        return InvalidArgument(file + ": operator '" + p.name(i) + "' (x_" + std::to_string(i) +
-                               "_*) is on " + std::to_string(count) +
-                               " devices; the assignment constraint (4c) wants exactly one");
-      if (std::isinf(p.cost(i, device[i])))
-        return InvalidArgument(file + ": operator '" + p.name(i) + "' is on device " +
-                               std::to_string(device[i]) + ", which cannot run it");
-      used[device[i]] += p.task_memory(i);
-      key[i] = values[S[i].index()];
-    }
-    for (int k = 0; k < D; ++k)
-      if (used[k] > p.device_memory(k) * (1 + 1e-9))
-        return ResourceExhausted(file + ": memory constraint (5) mem_" + std::to_string(k) +
-                                 " violated: the solution puts " + std::to_string(used[k]) +
-                                 " bytes on a device that holds " +
-                                 std::to_string(p.device_memory(k)) + " (over by " +
-                                 std::to_string(used[k] - p.device_memory(k)) + ")");
-    auto violations = m.Violations(values, 1e-6);
-    result.solution_violations = violations.size();
-    if (!violations.empty()) {
-      std::set<std::string> groups;
-      for (const auto& v : violations) groups.insert(v.group.empty() ? "bounds" : v.group);
-      std::string list;
-      for (const auto& g : groups) list += (list.empty() ? "" : ", ") + g;
-      LogTo(logger, LogLevel::kWarning,
-            "moirai: " + file + " violates " + std::to_string(violations.size()) +
-                " bounds or constraints of the model (" + list + "; first: " +
-                violations.front().what + " by " + std::to_string(violations.front().amount) +
-                "); using its placement and order, re-timed");
-    }
-    result.schedule = TightenSchedule(p, device, key);
-    if (std::string why = result.schedule.Check(p, 1e-9); !why.empty())
-      return InvalidArgument(file +
-                             ": the solution's placement and order give no valid schedule: " + why);
-    result.model_objective = violations.empty() ? m.Evaluate(values) : result.schedule.makespan;
-    result.status = "feasible";
-    result.solve_time_s = clock.ElapsedSeconds();
-    return result;
-  }
-  if (too_large) {
-    LogTo(logger, LogLevel::kWarning,
-          "moirai: the model was written; it is above " + std::to_string(options.max_constraints) +
-              " constraints, so the warm start is returned without solving");
-    result.solve_time_s = clock.ElapsedSeconds();
-    return result;
-  }
-
-  // MIP start: the warm placement and order, timed in the model (TimeInModel); only for a caller's
-  // warm start. A MIP start turns CBC's preprocessing off (milp::Preprocess), which costs more than
-  // the memory packing's start is worth (example-1: 28 s with it, 18 s without); the packed start
-  // still sets the horizon and is kept when CBC finds nothing better.
-  milp::SolveOptions solve;
-  if (warm_start != nullptr && !packed) {
-    const Schedule& warm = *warm_start;
-    std::vector<double> start(m.num_vars(), 0.0);
-    start[makespan.index()] = timed->makespan;
-    for (int i = 0; i < n; ++i) {
-      start[S[i].index()] = timed->S[i];
-      start[C[i].index()] = timed->C[i];
-      start[x[i][warm.device[i]].index()] = 1;
-    }
-    for (int q = 0; q < E; ++q) {
-      const auto& edge = p.edges()[q];
-      start[Sq[q].index()] = timed->Sq[q];
-      start[Cq[q].index()] = timed->Cq[q];
-      start[z[q].index()] = warm.device[edge.src] != warm.device[edge.dst];
-    }
-    // u values: set through names is awkward; they are continuous and derived, so fill by scanning.
-    for (size_t v = 0; v < m.num_vars(); ++v) {
-      const std::string& name = m.vars()[v].name;
-      if (name.rfind("u_", 0) != 0) continue;
-      int q, a, b;
-      if (std::sscanf(name.c_str(), "u_%d_%d_%d", &q, &a, &b) == 3)
-        start[v] =
-            (warm.device[p.edges()[q].src] == a && warm.device[p.edges()[q].dst] == b) ? 1 : 0;
-    }
-    // Ordering binaries: "i before j" when i ends by the time j starts (zero-length intervals
-    // at one instant make the start order ambiguous).
-    for (const auto& [i, j, delta] : pairs)
-      start[delta.index()] = timed->C[i] <= timed->S[j] ? 1 : 0;
-    for (const auto& [q, r, delta] : flow_pairs)
-      start[delta.index()] = timed->Cq[q] <= timed->Sq[r] ? 1 : 0;
-
-    solve.mip_start = start;
-  }
-  if (warm_start != nullptr && seconds_left() < kMinSolveSeconds) {
-    LogTo(logger, LogLevel::kInfo,
-          "moirai: the time limit was spent building the MILP; returning the warm start");
-    result.solve_time_s = clock.ElapsedSeconds();
-    return result;
-  }
-  solve.time_limit_s = std::max(kMinSolveSeconds, seconds_left());
-  solve.relative_gap = options.relative_gap;
-  solve.threads = options.threads;
-  solve.seed = options.seed;
-  solve.progress_to_stderr = options.progress_to_stderr;
-  HX_ASSIGN_OR_RETURN(milp::SolveResult r, milp::SolveWithCbc(m, solve, logger));
-  result.solve_time_s = clock.ElapsedSeconds();
-  result.has_bound = std::isfinite(r.bound);
-  result.bound = std::isfinite(r.bound) ? std::max(0.0, r.bound) : 0.0;
-  if (!r.has_solution()) {
-    if (warm_start == nullptr) {
-      if (r.status == milp::SolveStatus::kInfeasible)
-        return ResourceExhausted(
-            "moirai: the MILP is infeasible (memory constraints (5) cannot "
-            "be met together with the device supports)");
-      return ResourceExhausted("moirai: the time limit ended before any placement was found");
-    }
-    result.status = "warm_start";
-    result.gap =
-        result.model_objective > 0
-            ? std::max(0.0, (result.model_objective - result.bound) / result.model_objective)
-            : 0.0;
-    return result;
-  }
-  std::vector<int> device(n, 0);
-  std::vector<double> key(n, 0.0);
-  for (int i = 0; i < n; ++i) {
-    for (int k = 0; k < D; ++k)
-      if (r.values[x[i][k].index()] > 0.5) device[i] = k;
-    key[i] = r.values[S[i].index()];
-  }
-  Schedule tight = TightenSchedule(p, device, key);
-  const bool proven = r.status == milp::SolveStatus::kOptimal;
-  // Never worse than the warm start in the model's own terms (its makespan timed in the model).
-  if (tight.Check(p, 1e-9).empty() &&
-      (!timed || r.objective <= timed->makespan * (1 + 1e-9) + 1e-12)) {
-    result.schedule = tight;
-    result.model_objective = r.objective;
-    // An incumbent no better than the MIP start is the warm start again.
-    const bool improved = !timed || r.objective < timed->makespan * (1 - 1e-9) - 1e-12;
-    result.status = proven ? "optimal" : improved ? "time_limit" : "warm_start";
-    result.gap = r.gap;
-  } else {
-    // The incumbent is no better than the warm start: keep the warm start (the MILP's makespan for
-    // its placement as the objective; the solver's bound stands for the MILP).
-    result.status = proven && result.model_objective <= r.objective * (1 + 1e-9) + 1e-12
-                        ? "optimal"
-                        : "warm_start";
-    result.gap =
-        result.model_objective > 0
-            ? std::max(0.0, (result.model_objective - result.bound) / result.model_objective)
-            : 0.0;
-  }
-  return result;
+  MoiraiMilp milp(p, options, logger);
+  return milp.Run(warm_start);
 }
 
 }  // namespace hx::place

@@ -239,7 +239,7 @@ class PipelinePlanner final : public Planner {
                                "' fits the devices' memory (" + memory_note + ")");
     PlanResult r;
     r.plan = std::move(best->plan);
-    r.status = stopped ? "time_limit" : "heuristic";
+    r.status = stopped ? PlanStatus::kTimeLimit : PlanStatus::kHeuristic;
     char buf[64];
     std::snprintf(buf, sizeof buf, "; %d plans simulated", evaluations);
     r.detail = best_detail + buf + (stopped ? "; stopped by the time limit" : "");

@@ -1,8 +1,8 @@
 #include "hexplan/place/planner.h"
 
-#include <map>
-#include <mutex>
+#include <utility>
 
+#include "hexplan/core/registry.h"
 #include "hexplan/core/stopwatch.h"
 #include "hexplan/place/coarsened_planning.h"
 #include "hexplan/plan/plan_builder.h"
@@ -14,93 +14,124 @@ namespace {
 
 // The built-in planners are listed here rather than registered by static initialisers, which a
 // static library's linker may drop.
-std::map<std::string, PlannerFactory>& Registry() {
-  static std::map<std::string, PlannerFactory> registry = {
-      {"single", MakeSinglePlanner},
-      {"heft", MakeHeftPlanner},
-      {"peft", MakePeftPlanner},
-      {"m-topo", MakeMTopoPlanner},
-      {"m-etf", MakeMEtfPlanner},
-      {"m-sct", MakeMSctPlanner},
-      {"moirai", MakeMoiraiPlanner},
-      {"getf", MakeGetfPlanner},
-      {"deepplan", MakeDeepPlanPlanner},
-      {"chrion", MakeChrionPlanner},
-      {"pipeline", MakePipelinePlanner},
-      {"auto", MakeAutoPlanner},
-      {"efficientmip", MakeEfficientMipPlanner},
-      {"sortinghat", MakeSortingHatPlanner},
-  };
-  return registry;
+Registry<PlannerFactory>& Planners() {
+  static Registry<PlannerFactory>* registry = [] {
+    auto* r = new Registry<PlannerFactory>("--algo: unknown planner");
+    const std::pair<const char*, PlannerFactory> builtin[] = {
+        {"single", MakeSinglePlanner},
+        {"heft", MakeHeftPlanner},
+        {"peft", MakePeftPlanner},
+        {"m-topo", MakeMTopoPlanner},
+        {"m-etf", MakeMEtfPlanner},
+        {"m-sct", MakeMSctPlanner},
+        {"moirai", MakeMoiraiPlanner},
+        {"getf", MakeGetfPlanner},
+        {"deepplan", MakeDeepPlanPlanner},
+        {"chrion", MakeChrionPlanner},
+        {"pipeline", MakePipelinePlanner},
+        {"auto", MakeAutoPlanner},
+        {"efficientmip", MakeEfficientMipPlanner},
+        {"sortinghat", MakeSortingHatPlanner},
+    };
+    for (const auto& [name, factory] : builtin) r->Register(name, factory);
+    return r;
+  }();
+  return *registry;
 }
-std::mutex& RegistryMutex() {
-  static std::mutex mu;
-  return mu;
+
+// The planners that own an option, for the error when another planner is given it.
+std::string OwnersOf(const std::string& option) {
+  std::string owners;
+  for (const std::string& name : PlannerNames()) {
+    if (name == "auto") continue;  // auto takes its members' options
+    auto specs = PlannerOptionSpecs(name);
+    if (!specs.ok()) continue;
+    for (const OptionSpec& s : *specs)
+      if (s.name == option) owners += (owners.empty() ? "" : ", ") + name;
+  }
+  return owners;
 }
 
 }  // namespace
+
+const char* CoarseningName(Coarsening coarsening) {
+  switch (coarsening) {
+    case Coarsening::kPlannerDefault:
+      return "";
+    case Coarsening::kNone:
+      return "none";
+    case Coarsening::kFusion:
+      return "fusion";
+  }
+  return "";
+}
+
+StatusOr<Coarsening> ParseCoarsening(const std::string& name) {
+  for (Coarsening c : {Coarsening::kPlannerDefault, Coarsening::kNone, Coarsening::kFusion})
+    if (name == CoarseningName(c)) return c;
+  return InvalidArgument("--coarsen: expected 'none' or 'fusion', got '" + name + "'");
+}
 
 Status PlannerOptions::Validate() const {
   if (!(time_limit_s > 0.0))
     return InvalidArgument("--time-limit: must be positive seconds, got " +
                            std::to_string(time_limit_s));
-  if (!coarsen.empty() && coarsen != "none" && coarsen != "fusion")
-    return InvalidArgument("--coarsen: expected 'none' or 'fusion', got '" + coarsen + "'");
-  if (!(alpha >= 0.0))
-    return InvalidArgument("--alpha: must be >= 0, got " + std::to_string(alpha));
   if (!(relative_gap >= 0.0 && relative_gap < 1.0))
     return InvalidArgument("--gap: must be in [0, 1), got " + std::to_string(relative_gap));
   if (threads < 1)
     return InvalidArgument("--threads: must be >= 1, got " + std::to_string(threads));
-  if (subgraphs_per_gpu < 1)
-    return InvalidArgument("--q: must be >= 1, got " + std::to_string(subgraphs_per_gpu));
-  if (dominators_per_submodel < 1)
-    return InvalidArgument("--ndom: must be >= 1, got " + std::to_string(dominators_per_submodel));
-  if (!(submodel_time_limit_s >= 0.0))
-    return InvalidArgument("--submodel-time-limit: must be >= 0 seconds");
-  if (!ablation.empty() && ablation != "no-contention" && ablation != "no-topology" &&
-      ablation != "independent")
-    return InvalidArgument("--ablation: expected no-contention, no-topology or independent, got '" +
-                           ablation + "'");
   return Status::Ok();
 }
 
 bool RegisterPlanner(const std::string& name, PlannerFactory factory) {
-  std::lock_guard<std::mutex> lock(RegistryMutex());
-  return Registry().emplace(name, std::move(factory)).second;
+  return Planners().Register(name, std::move(factory));
 }
 
-std::vector<std::string> PlannerNames() {
-  std::lock_guard<std::mutex> lock(RegistryMutex());
-  std::vector<std::string> names;
-  for (const auto& [name, f] : Registry()) names.push_back(name);
-  return names;
-}
+std::vector<std::string> PlannerNames() { return Planners().Names(); }
 
 StatusOr<std::unique_ptr<Planner>> MakePlanner(const std::string& name) {
-  PlannerFactory factory;
-  {
-    std::lock_guard<std::mutex> lock(RegistryMutex());
-    auto it = Registry().find(name);
-    if (it != Registry().end()) factory = it->second;
-  }
-  if (!factory) {
-    std::string known;
-    for (const auto& n : PlannerNames()) known += (known.empty() ? "" : ", ") + n;
-    return NotFound("--algo: unknown planner '" + name + "' (known: " + known + ")");
-  }
+  HX_ASSIGN_OR_RETURN(PlannerFactory factory, Planners().Find(name));
   return factory();
+}
+
+StatusOr<std::vector<OptionSpec>> PlannerOptionSpecs(const std::string& name) {
+  HX_ASSIGN_OR_RETURN(std::unique_ptr<Planner> planner, MakePlanner(name));
+  return planner->Options();
+}
+
+StatusOr<OptionSet> ResolveOptions(const PlanRequest& request, const Planner& planner) {
+  auto resolved =
+      request.planner_options.Resolve(planner.Options(), "planner '" + planner.Name() + "'");
+  if (resolved.ok()) return resolved;
+  // Say which planners take an option the chosen one does not.
+  for (const auto& [name, value] : request.planner_options.given()) {
+    bool own = false;
+    for (const OptionSpec& s : planner.Options()) own = own || s.name == name;
+    if (own) continue;
+    const std::string owners = OwnersOf(name);
+    if (!owners.empty())
+      return InvalidArgument(resolved.status().message() + "; --" + name + " is an option of " +
+                             owners);
+  }
+  return resolved.status();
 }
 
 StatusOr<PlacementOutcome> RunPlanner(const std::string& name, const PlanRequest& request) {
   if (!request.cost) return InvalidArgument("plan request without a cost model");
   HX_RETURN_IF_ERROR(request.options.Validate());
   HX_ASSIGN_OR_RETURN(std::unique_ptr<Planner> planner, MakePlanner(name));
+  // The planner's own options, checked before any work.
+  PlanRequest resolved = request;
+  HX_ASSIGN_OR_RETURN(resolved.planner_options, ResolveOptions(request, *planner));
   Stopwatch watch;
-  // `--coarsen fusion`: plan on the GCOF-coarsened graph, expanded back (coarsened_planning.h).
-  HX_ASSIGN_OR_RETURN(PlanResult result, request.options.coarsen == "fusion"
-                                             ? PlanCoarsened(*planner, request)
-                                             : planner->Plan(request));
+  // Coarsening is decided here only: `--coarsen`, else the planner's default. With fusion the
+  // planner plans the GCOF-coarsened graph, expanded back (coarsened_planning.h).
+  const Coarsening coarsen = request.options.coarsen == Coarsening::kPlannerDefault
+                                 ? planner->DefaultCoarsening()
+                                 : request.options.coarsen;
+  HX_ASSIGN_OR_RETURN(PlanResult result, coarsen == Coarsening::kFusion
+                                             ? PlanCoarsened(*planner, resolved)
+                                             : planner->Plan(resolved));
   if (request.options.cpu_weights_in_place)
     plan::ReadCpuWeightsInPlace(result.plan, request.graph(), request.cluster());
   result.planning_time_s = watch.ElapsedSeconds();

@@ -73,7 +73,7 @@ class SinglePlanner final : public Planner {
       }
       PlanResult r;
       r.plan = std::move(p);
-      r.status = "heuristic";
+      r.status = PlanStatus::kHeuristic;
       best = std::move(r);
       best_time = time;
     }

@@ -10,6 +10,7 @@
 #include "hexplan/core/stopwatch.h"
 #include "hexplan/milp/model.h"
 #include "hexplan/milp/solver.h"
+#include "hexplan/place/exact_planner.h"
 
 namespace hx::place::sortinghat {
 namespace {
@@ -199,382 +200,485 @@ Timing Evaluate(const Problem& p, const Assignment& a) {
   return out;
 }
 
-StatusOr<Solution> Solve(const Problem& p, const Assignment& warm, const SolveOptions& options,
-                         Logger* logger) {
-  const Topology& t = p.topo;
-  const int S = t.num_slots(), K = t.k, Q = t.q;
-  const int U = static_cast<int>(p.units.size());
-  const int W = static_cast<int>(p.weights.size());
-  const int F = static_cast<int>(p.externals.size());
+namespace {
+
+// Milliseconds and gigabytes keep the coefficients within a few orders of magnitude.
+constexpr double TS = 1e3, MS = 1e-9;
+
+// Solve's steps on one submodel: symmetry classes and the warm start in canonical form, the model
+// by constraint family ((2)-(23) of §3.3), the MIP start, and the assignment read back.
+class SubmodelMilp {
+ public:
+  SubmodelMilp(const Problem& p, const SolveOptions& options, Logger* logger)
+      : p_(p),
+        t_(p.topo),
+        options_(options),
+        logger_(logger),
+        S_(t_.num_slots()),
+        K_(t_.k),
+        Q_(t_.q),
+        U_(static_cast<int>(p.units.size())),
+        W_(static_cast<int>(p.weights.size())),
+        F_(static_cast<int>(p.externals.size())) {}
+
+  StatusOr<Solution> Run(const Assignment& warm);
+
+ private:
+  bool SameGpus(int a, int b) const;
+  void FindSymmetryClasses();
+  // The warm start with each class's GPUs by decreasing work (or as given when not equivalent).
+  void CanonicalStart(const Assignment& warm, const Timing& wt);
+  void AddAssignment();  // (2), (5), contiguity (6)-(8)
+  void AddTimes();
+  void AddDataMovement();     // (9)-(10)
+  void AddMemoryAndCopies();  // (11)-(14)
+  void AddSubgraphTimes();    // (15)-(23)
+  void AddSymmetryAndObjective();
+  std::vector<double> MipStart() const;
+  void Decode(const milp::SolveResult& r, Solution* result) const;
+
+  const Problem& p_;
+  const Topology& t_;
+  const SolveOptions& options_;
+  Logger* logger_;
+  const int S_, K_, Q_, U_, W_, F_;
+  std::vector<std::vector<int>> classes_;  // GPUs the constants cannot tell apart
+  Assignment start_;
+  Timing st_;
+  double horizon_ = 0.0;
+  milp::Model m_{"sortinghat"};
+  std::vector<std::vector<Var>> x_, z_, eu_, ew_, cx_, xw_;
+  std::vector<std::vector<std::vector<Var>>> cu_, cw_;
+  std::vector<std::vector<int>> succ_, pred_, chains_;
+  std::vector<Var> dt_, sgs_, sgf_, nfu_, nfw_;
+  Var total_;
+};
+
+bool SubmodelMilp::SameGpus(int a, int b) const {
+  if (t_.memory[a] - p_.carried.prev_memory[a] != t_.memory[b] - p_.carried.prev_memory[b])
+    return false;
+  if (p_.carried.prev_sg_fin[a] != p_.carried.prev_sg_fin[b]) return false;
+  // Alone on their own buses (a shared bus's round-robin order tells them apart).
+  if (p_.per_gpu_chains) {
+    if (p_.carried.prev_dt_fin[a] != p_.carried.prev_dt_fin[b]) return false;
+  } else {
+    const int ba = t_.bus_of[a], bb = t_.bus_of[b];
+    if (t_.buses[ba].size() != 1 || t_.buses[bb].size() != 1) return false;
+    if (p_.carried.prev_dt_fin[ba] != p_.carried.prev_dt_fin[bb]) return false;
+  }
+  auto pair_ok = [&](const std::vector<std::vector<double>>& c) {
+    if (c[a][b] != c[b][a]) return false;
+    for (int x = 0; x < K_; ++x)
+      if (x != a && x != b && (c[a][x] != c[b][x] || c[x][a] != c[x][b])) return false;
+    return true;
+  };
+  for (const Unit& u : p_.units)
+    if (u.time[a] != u.time[b] || u.time_dha[a] != u.time_dha[b] || !pair_ok(u.copy)) return false;
+  for (const Weight& w : p_.weights)
+    if (w.load[a] != w.load[b] || !pair_ok(w.copy)) return false;
+  for (const External& f : p_.externals)
+    if (f.copy_to[a] != f.copy_to[b]) return false;
+  return true;
+}
+
+// Symmetry: GPUs that the constants cannot tell apart (first submodels on symmetric servers).
+void SubmodelMilp::FindSymmetryClasses() {
+  if (!options_.symmetry_breaking) return;
+  std::vector<char> taken(K_, 0);
+  for (int a = 0; a < K_; ++a) {
+    if (taken[a]) continue;
+    std::vector<int> cls = {a};
+    for (int b = a + 1; b < K_; ++b)
+      if (!taken[b] && std::all_of(cls.begin(), cls.end(), [&](int c) { return SameGpus(c, b); }))
+        cls.push_back(b), taken[b] = 1;
+    if (cls.size() > 1) classes_.push_back(cls);
+  }
+}
+
+void SubmodelMilp::CanonicalStart(const Assignment& warm, const Timing& wt) {
+  auto work_of = [&](const Assignment& as, int g) {
+    double w = 0.0;
+    for (int u = 0; u < U_; ++u)
+      if (t_.gpu_of(as.unit_slot[u]) == g) w += p_.units[u].time[g];
+    return w;
+  };
+  start_ = warm;
+  for (const auto& cls : classes_) {
+    std::vector<int> by_work = cls;
+    std::stable_sort(by_work.begin(), by_work.end(),
+                     [&](int x, int y) { return work_of(warm, x) > work_of(warm, y); });
+    std::vector<int> to(K_);
+    for (int g = 0; g < K_; ++g) to[g] = g;
+    for (size_t i = 0; i < cls.size(); ++i) to[by_work[i]] = cls[i];
+    auto remap = [&](int s) { return s < 0 ? s : to[t_.gpu_of(s)] * Q_ + t_.pos_of(s); };
+    for (int& s : start_.unit_slot) s = remap(s);
+    for (int& s : start_.weight_slot) s = remap(s);
+  }
+  st_ = Evaluate(p_, start_);
+  if (!st_.valid || st_.total > wt.total * (1 + 1e-9) + 1e-12) {
+    classes_.clear();  // the canonical form is not equivalent after all: no symmetry cuts
+    start_ = warm;
+    st_ = wt;
+  }
+}
+
+void SubmodelMilp::AddAssignment() {
+  x_.assign(U_, std::vector<Var>(S_));
+  xw_.assign(W_, std::vector<Var>(S_ + 1));
+  for (int u = 0; u < U_; ++u) {
+    LinExpr one;
+    for (int s = 0; s < S_; ++s) {
+      x_[u][s] = m_.AddBinary("x_u" + std::to_string(u) + "_" + std::to_string(s));
+      if (!std::isfinite(p_.units[u].time[t_.gpu_of(s)])) m_.SetBounds(x_[u][s], 0, 0);
+      one += LinExpr(x_[u][s]);
+    }
+    m_.AddEqual(one, 1, "assign_u" + std::to_string(u), "assignment");  // (2)
+  }
+  for (int w = 0; w < W_; ++w) {
+    LinExpr one;
+    for (int s = 0; s <= S_; ++s) {
+      xw_[w][s] =
+          m_.AddBinary("x_w" + std::to_string(w) + "_" + (s == S_ ? "dram" : std::to_string(s)));
+      one += LinExpr(xw_[w][s]);
+    }
+    if (p_.weights[w].no_dha) m_.SetBounds(xw_[w][S_], 0, 0);
+    m_.AddEqual(one, 1, "assign_w" + std::to_string(w), "assignment");  // (2)
+    for (int u : p_.weights[w].readers) {                               // (5)
+      LinExpr dha;
+      for (int s = 0; s < S_; ++s)
+        if (t_.dha_slot(s)) dha += LinExpr(x_[u][s]);
+      m_.AddEqual(LinExpr(xw_[w][S_]), dha, "dha_w" + std::to_string(w) + "_u" + std::to_string(u),
+                  "assignment");
+    }
+  }
+  succ_.assign(U_, {});
+  pred_.assign(U_, {});
+  for (auto [a, b] : p_.edges) succ_[a].push_back(b), pred_[b].push_back(a);
+  // Contiguity (6)-(8).
+  if (!options_.contiguity || p_.edges.empty()) return;
+  z_.assign(U_, std::vector<Var>(S_));
+  for (int u = 0; u < U_; ++u)
+    for (int s = 0; s < S_; ++s) {
+      z_[u][s] = m_.AddContinuous(0, 1, "z_u" + std::to_string(u) + "_" + std::to_string(s));
+      m_.AddGreaterEqual(LinExpr(z_[u][s]), LinExpr(x_[u][s]), "", "contiguity");
+    }
+  for (auto [a, b] : p_.edges)
+    for (int s = 0; s < S_; ++s) {
+      m_.AddGreaterEqual(LinExpr(z_[a][s]), LinExpr(z_[b][s]), "", "contiguity");
+      m_.AddLessEqual(LinExpr(z_[b][s]), LinExpr(x_[b][s]) - LinExpr(x_[a][s]) + 1, "",
+                      "contiguity");
+    }
+}
+
+void SubmodelMilp::AddTimes() {
+  dt_.resize(S_);
+  sgs_.resize(S_);
+  sgf_.resize(S_);
+  nfu_.resize(U_);
+  nfw_.resize(W_);
+  for (int s = 0; s < S_; ++s) {
+    const double lb = p_.carried.prev_sg_fin[t_.gpu_of(s)] * TS;
+    sgs_[s] = m_.AddContinuous(lb, horizon_, "SGStart_" + std::to_string(s));
+    sgf_[s] = m_.AddContinuous(lb, horizon_, "SGFin_" + std::to_string(s));
+  }
+  chains_ = Chains(p_);
+  for (size_t c = 0; c < chains_.size(); ++c)
+    for (int s : chains_[c])
+      dt_[s] =
+          m_.AddContinuous(p_.carried.prev_dt_fin[c] * TS, horizon_, "DTFin_" + std::to_string(s));
+  for (int u = 0; u < U_; ++u)
+    nfu_[u] = m_.AddContinuous(0, horizon_, "NodeFin_u" + std::to_string(u));
+  for (int w = 0; w < W_; ++w)
+    nfw_[w] = m_.AddContinuous(0, horizon_, "NodeFin_w" + std::to_string(w));
+  total_ = m_.AddContinuous(0, horizon_, "TotalLatency");
+}
+
+void SubmodelMilp::AddDataMovement() {
+  eu_.assign(U_, {});
+  cu_.assign(U_, {});
+  for (int a = 0; a < U_; ++a) {
+    if (succ_[a].empty()) continue;
+    eu_[a].resize(S_);
+    cu_[a].assign(K_, std::vector<Var>(S_));
+    for (int s = 0; s < S_; ++s) {
+      eu_[a][s] = m_.AddContinuous(0, 1, "EdgeIn_u" + std::to_string(a) + "_" + std::to_string(s));
+      for (int b : succ_[a])
+        m_.AddGreaterEqual(LinExpr(eu_[a][s]), LinExpr(x_[b][s]) - LinExpr(x_[a][s]), "",
+                           "edge-in");
+      for (int i = 0; i < K_; ++i) {
+        if (i == t_.gpu_of(s)) continue;
+        cu_[a][i][s] = m_.AddContinuous(
+            0, 1,
+            "CopyIn_u" + std::to_string(a) + "_" + std::to_string(i) + "_" + std::to_string(s));
+        LinExpr on_i;
+        for (int s2 = i * Q_; s2 < (i + 1) * Q_; ++s2) on_i += LinExpr(x_[a][s2]);
+        m_.AddGreaterEqual(LinExpr(cu_[a][i][s]), on_i + LinExpr(eu_[a][s]) - 1, "", "copy-in");
+      }
+    }
+  }
+  ew_.assign(W_, {});
+  cw_.assign(W_, {});
+  for (int w = 0; w < W_; ++w) {
+    ew_[w].resize(S_);
+    cw_[w].assign(K_, std::vector<Var>(S_));
+    for (int s = 0; s < S_; ++s) {
+      ew_[w][s] = m_.AddContinuous(0, 1, "EdgeIn_w" + std::to_string(w) + "_" + std::to_string(s));
+      for (int u : p_.weights[w].readers)
+        m_.AddGreaterEqual(LinExpr(ew_[w][s]), LinExpr(x_[u][s]) - LinExpr(xw_[w][s]), "",
+                           "edge-in");
+      for (int i = 0; i < K_; ++i) {
+        if (i == t_.gpu_of(s)) continue;
+        cw_[w][i][s] = m_.AddContinuous(
+            0, 1,
+            "CopyIn_w" + std::to_string(w) + "_" + std::to_string(i) + "_" + std::to_string(s));
+        LinExpr on_i;
+        for (int s2 = i * Q_; s2 < (i + 1) * Q_; ++s2) on_i += LinExpr(xw_[w][s2]);
+        m_.AddGreaterEqual(LinExpr(cw_[w][i][s]), on_i + LinExpr(ew_[w][s]) - 1, "", "copy-in");
+      }
+    }
+  }
+  cx_.assign(F_, std::vector<Var>(S_));
+  for (int f = 0; f < F_; ++f)
+    for (int s = 0; s < S_; ++s) {
+      if (!(p_.externals[f].copy_to[t_.gpu_of(s)] > 0)) continue;
+      cx_[f][s] = m_.AddContinuous(0, 1, "CopyIn_f" + std::to_string(f) + "_" + std::to_string(s));
+      for (int u : p_.externals[f].readers)
+        m_.AddGreaterEqual(LinExpr(cx_[f][s]), LinExpr(x_[u][s]), "", "copy-in");
+    }
+}
+
+void SubmodelMilp::AddMemoryAndCopies() {
+  // Memory (11).
+  for (int i = 0; i < K_; ++i) {
+    LinExpr used;
+    for (int s = i * Q_; s < (i + 1) * Q_; ++s) {
+      for (int u = 0; u < U_; ++u)
+        if (p_.units[u].memory > 0) used.Add(x_[u][s], p_.units[u].memory * MS);
+      for (int w = 0; w < W_; ++w) used.Add(xw_[w][s], p_.weights[w].bytes * MS);
+      for (int a = 0; a < U_; ++a)
+        if (!cu_[a].empty() && p_.units[a].memory > 0)
+          for (int i2 = 0; i2 < K_; ++i2)
+            if (i2 != i) used.Add(cu_[a][i2][s], p_.units[a].memory * MS);
+      for (int w = 0; w < W_; ++w)
+        for (int i2 = 0; i2 < K_; ++i2)
+          if (i2 != i) used.Add(cw_[w][i2][s], p_.weights[w].bytes * MS);
+      for (int f = 0; f < F_; ++f)
+        if (cx_[f][s].valid()) used.Add(cx_[f][s], p_.externals[f].bytes * MS);
+    }
+    m_.AddLessEqual(used, (t_.memory[i] - p_.carried.prev_memory[i]) * MS,
+                    "mem_gpu" + std::to_string(i), "memory");
+  }
+  // Parameter copy (12)-(14).
+  for (size_t c = 0; c < chains_.size(); ++c) {
+    LinExpr prev(p_.carried.prev_dt_fin[c] * TS);
+    for (int s : chains_[c]) {
+      LinExpr fin = prev;
+      for (int w = 0; w < W_; ++w) fin.Add(xw_[w][s], p_.weights[w].load[t_.gpu_of(s)] * TS);
+      m_.AddEqual(LinExpr(dt_[s]), fin, "dt_" + std::to_string(s), "parameter-copy");
+      prev = LinExpr(dt_[s]);
+    }
+  }
+}
+
+void SubmodelMilp::AddSubgraphTimes() {
+  auto big_m_ge = [&](Var lhs, Var rhs, LinExpr slack_when_off, const std::string& group) {
+    // lhs >= rhs - M * slack, M from the bounds.
+    const double M = m_.var(rhs).upper - m_.var(lhs).lower;
+    if (M <= 0) return;
+    m_.AddGreaterEqual(LinExpr(lhs), LinExpr(rhs) - slack_when_off * M, "", group);
+  };
+  for (int s = 0; s < S_; ++s) {
+    const int g = t_.gpu_of(s);
+    for (int u = 0; u < U_; ++u)
+      big_m_ge(nfu_[u], sgf_[s], LinExpr(1) - LinExpr(x_[u][s]), "node-fin");  // (15)
+    for (int w = 0; w < W_; ++w)
+      big_m_ge(nfw_[w], dt_[s], LinExpr(1) - LinExpr(xw_[w][s]), "node-fin");  // (16)
+    if (t_.pos_of(s) > 0)
+      m_.AddGreaterEqual(LinExpr(sgs_[s]), LinExpr(sgf_[s - 1]), "", "subgraph-order");  // (18)
+    for (int a = 0; a < U_; ++a)
+      if (!eu_[a].empty())
+        big_m_ge(sgs_[s], nfu_[a], LinExpr(1) - LinExpr(eu_[a][s]), "inputs-ready");  // (19)
+    for (int w = 0; w < W_; ++w) {
+      big_m_ge(sgs_[s], nfw_[w], LinExpr(1) - LinExpr(ew_[w][s]), "inputs-ready");  // (19)
+      for (int u : p_.weights[w].readers)                                           // (20)
+        big_m_ge(sgs_[s], dt_[s], LinExpr(2) - LinExpr(xw_[w][s]) - LinExpr(x_[u][s]),
+                 "inputs-ready");
+    }
+    for (int f = 0; f < F_; ++f)
+      if (p_.externals[f].ready > 0)
+        for (int u : p_.externals[f].readers)
+          m_.AddGreaterEqual(LinExpr(sgs_[s]), LinExpr(x_[u][s], p_.externals[f].ready * TS), "",
+                             "inputs-ready");
+    LinExpr fin(sgs_[s]);  // (21), (22)
+    for (int u = 0; u < U_; ++u) {
+      const double time = t_.dha_slot(s) ? p_.units[u].time_dha[g] : p_.units[u].time[g];
+      if (std::isfinite(time) && time > 0) fin.Add(x_[u][s], time * TS);
+    }
+    for (int a = 0; a < U_; ++a)
+      if (!cu_[a].empty())
+        for (int i = 0; i < K_; ++i)
+          if (i != g && p_.units[a].copy[i][g] > 0)
+            fin.Add(cu_[a][i][s], p_.units[a].copy[i][g] * TS);
+    for (int w = 0; w < W_; ++w)
+      for (int i = 0; i < K_; ++i)
+        if (i != g && p_.weights[w].copy[i][g] > 0)
+          fin.Add(cw_[w][i][s], p_.weights[w].copy[i][g] * TS);
+    for (int f = 0; f < F_; ++f)
+      if (cx_[f][s].valid()) fin.Add(cx_[f][s], p_.externals[f].copy_to[g] * TS);
+    m_.AddEqual(LinExpr(sgf_[s]), fin, "sg_fin_" + std::to_string(s), "subgraph-time");
+  }
+  for (int g = 0; g < K_; ++g)
+    m_.AddGreaterEqual(LinExpr(total_), LinExpr(sgf_[g * Q_ + Q_ - 1]), "", "latency");  // (23)
+}
+
+void SubmodelMilp::AddSymmetryAndObjective() {
+  // Symmetry breaking: within a class of identical GPUs, work does not increase.
+  for (const auto& cls : classes_)
+    for (size_t i = 0; i + 1 < cls.size(); ++i) {
+      LinExpr diff;
+      for (int u = 0; u < U_; ++u)
+        for (int pos = 0; pos < Q_; ++pos) {
+          diff.Add(x_[u][cls[i] * Q_ + pos], p_.units[u].time[cls[i]]);
+          diff.Add(x_[u][cls[i + 1] * Q_ + pos], -p_.units[u].time[cls[i + 1]]);
+        }
+      m_.AddGreaterEqual(diff, 0, "", "symmetry");
+    }
+  // Objective: TotalLatency, then (lightly) the chains' and GPUs' finish times, which the next
+  // submodel starts from.
+  LinExpr obj(total_);
+  const double eps = 1e-3 / static_cast<double>(chains_.size() + K_);
+  for (const auto& c : chains_) obj.Add(dt_[c.back()], eps);
+  for (int g = 0; g < K_; ++g) obj.Add(sgf_[g * Q_ + Q_ - 1], eps);
+  m_.Minimize(obj);
+}
+
+// The warm start as a MIP start.
+std::vector<double> SubmodelMilp::MipStart() const {
+  std::vector<double> v(m_.num_vars(), 0.0);
+  const auto reach = UnitReach(p_);
+  for (int u = 0; u < U_; ++u) {
+    v[x_[u][start_.unit_slot[u]].index()] = 1.0;
+    v[nfu_[u].index()] = st_.unit_fin[u] * TS;
+  }
+  if (!z_.empty())
+    for (int u = 0; u < U_; ++u)
+      for (int c = 0; c < U_; ++c)
+        if (reach[u][c]) v[z_[u][start_.unit_slot[c]].index()] = 1.0;
+  for (int w = 0; w < W_; ++w) {
+    const int s = start_.weight_slot[w];
+    v[xw_[w][s < 0 ? S_ : s].index()] = 1.0;
+    v[nfw_[w].index()] = s < 0 ? 0.0 : st_.dt_fin[s] * TS;
+  }
+  for (int s = 0; s < S_; ++s) {
+    v[sgs_[s].index()] = st_.sg_start[s] * TS;
+    v[sgf_[s].index()] = st_.sg_fin[s] * TS;
+    v[dt_[s].index()] = st_.dt_fin[s] * TS;
+  }
+  v[total_.index()] = st_.total * TS;
+  for (int a = 0; a < U_; ++a) {
+    if (eu_[a].empty()) continue;
+    const int sa = start_.unit_slot[a];
+    for (int b : succ_[a]) {
+      const int sb = start_.unit_slot[b];
+      if (sb == sa) continue;
+      v[eu_[a][sb].index()] = 1.0;
+      if (t_.gpu_of(sa) != t_.gpu_of(sb)) v[cu_[a][t_.gpu_of(sa)][sb].index()] = 1.0;
+    }
+  }
+  for (int w = 0; w < W_; ++w) {
+    const int sw = start_.weight_slot[w];
+    for (int u : p_.weights[w].readers) {
+      const int su = start_.unit_slot[u];
+      if (su == sw) continue;
+      v[ew_[w][su].index()] = 1.0;
+      if (sw >= 0 && t_.gpu_of(sw) != t_.gpu_of(su)) v[cw_[w][t_.gpu_of(sw)][su].index()] = 1.0;
+    }
+  }
+  for (int f = 0; f < F_; ++f)
+    for (int u : p_.externals[f].readers)
+      if (cx_[f][start_.unit_slot[u]].valid()) v[cx_[f][start_.unit_slot[u]].index()] = 1.0;
+  return v;
+}
+
+void SubmodelMilp::Decode(const milp::SolveResult& r, Solution* result) const {
+  Assignment got;
+  got.unit_slot.assign(U_, 0);
+  got.weight_slot.assign(W_, -1);
+  for (int u = 0; u < U_; ++u)
+    for (int s = 0; s < S_; ++s)
+      if (r.values[x_[u][s].index()] > 0.5) got.unit_slot[u] = s;
+  for (int w = 0; w < W_; ++w)
+    for (int s = 0; s < S_; ++s)
+      if (r.values[xw_[w][s].index()] > 0.5) got.weight_slot[w] = s;
+  Timing gt = Evaluate(p_, got);
+  if (gt.valid && gt.total <= result->timing.total) {
+    result->assignment = std::move(got);
+    result->timing = std::move(gt);
+    result->status =
+        r.status == milp::SolveStatus::kOptimal ? PlanStatus::kOptimal : PlanStatus::kFeasible;
+  } else if (!gt.valid) {
+    LogTo(
+        logger_, LogLevel::kWarning,
+        "sortinghat: the MILP's solution does not evaluate (" + gt.why + "); kept the warm start");
+  }
+}
+
+StatusOr<Solution> SubmodelMilp::Run(const Assignment& warm) {
   Stopwatch clock;  // building the model counts against the limit
-  Timing wt = Evaluate(p, warm);
+  Timing wt = Evaluate(p_, warm);
   if (!wt.valid) return InvalidArgument("sortinghat: the warm start is not feasible: " + wt.why);
   Solution result;
   result.assignment = warm;
   result.timing = wt;
-  result.status = "warm";
-
-  // Symmetry: GPUs that the constants cannot tell apart (first submodels on symmetric servers).
-  std::vector<std::vector<int>> classes;
-  if (options.symmetry_breaking) {
-    auto same = [&](int a, int b) {
-      if (t.memory[a] - p.carried.prev_memory[a] != t.memory[b] - p.carried.prev_memory[b])
-        return false;
-      if (p.carried.prev_sg_fin[a] != p.carried.prev_sg_fin[b]) return false;
-      // Alone on their own buses (a shared bus's round-robin order tells them apart).
-      if (p.per_gpu_chains) {
-        if (p.carried.prev_dt_fin[a] != p.carried.prev_dt_fin[b]) return false;
-      } else {
-        const int ba = t.bus_of[a], bb = t.bus_of[b];
-        if (t.buses[ba].size() != 1 || t.buses[bb].size() != 1) return false;
-        if (p.carried.prev_dt_fin[ba] != p.carried.prev_dt_fin[bb]) return false;
-      }
-      auto pair_ok = [&](const std::vector<std::vector<double>>& c) {
-        if (c[a][b] != c[b][a]) return false;
-        for (int x = 0; x < K; ++x)
-          if (x != a && x != b && (c[a][x] != c[b][x] || c[x][a] != c[x][b])) return false;
-        return true;
-      };
-      for (const Unit& u : p.units)
-        if (u.time[a] != u.time[b] || u.time_dha[a] != u.time_dha[b] || !pair_ok(u.copy))
-          return false;
-      for (const Weight& w : p.weights)
-        if (w.load[a] != w.load[b] || !pair_ok(w.copy)) return false;
-      for (const External& f : p.externals)
-        if (f.copy_to[a] != f.copy_to[b]) return false;
-      return true;
-    };
-    std::vector<char> taken(K, 0);
-    for (int a = 0; a < K; ++a) {
-      if (taken[a]) continue;
-      std::vector<int> cls = {a};
-      for (int b = a + 1; b < K; ++b)
-        if (!taken[b] && std::all_of(cls.begin(), cls.end(), [&](int c) { return same(c, b); }))
-          cls.push_back(b), taken[b] = 1;
-      if (cls.size() > 1) classes.push_back(cls);
-    }
-  }
-  auto work_of = [&](const Assignment& as, int g) {
-    double w = 0.0;
-    for (int u = 0; u < U; ++u)
-      if (t.gpu_of(as.unit_slot[u]) == g) w += p.units[u].time[g];
-    return w;
-  };
-  // The warm start in canonical form: each class's GPUs by decreasing work.
-  Assignment start = warm;
-  for (const auto& cls : classes) {
-    std::vector<int> by_work = cls;
-    std::stable_sort(by_work.begin(), by_work.end(),
-                     [&](int x, int y) { return work_of(warm, x) > work_of(warm, y); });
-    std::vector<int> to(K);
-    for (int g = 0; g < K; ++g) to[g] = g;
-    for (size_t i = 0; i < cls.size(); ++i) to[by_work[i]] = cls[i];
-    auto remap = [&](int s) { return s < 0 ? s : to[t.gpu_of(s)] * Q + t.pos_of(s); };
-    for (int& s : start.unit_slot) s = remap(s);
-    for (int& s : start.weight_slot) s = remap(s);
-  }
-  Timing st = Evaluate(p, start);
-  if (!st.valid || st.total > wt.total * (1 + 1e-9) + 1e-12) {
-    classes.clear();  // the canonical form is not equivalent after all: no symmetry cuts
-    start = warm;
-    st = wt;
-  }
-
-  // Milliseconds and gigabytes keep the coefficients within a few orders of magnitude.
-  constexpr double TS = 1e3, MS = 1e-9;
-  double horizon = st.total;
-  for (double v : p.carried.prev_dt_fin) horizon = std::max(horizon, v);
-  for (double v : p.carried.prev_sg_fin) horizon = std::max(horizon, v);
-  for (double v : st.dt_fin) horizon = std::max(horizon, v);
-  horizon = (horizon * (1 + 1e-7) + 1e-9) * TS;
-
-  milp::Model m("sortinghat");
-  std::vector<std::vector<Var>> x(U, std::vector<Var>(S)), z, eu, ew, cx;
-  std::vector<std::vector<Var>> xw(W, std::vector<Var>(S + 1));
-  std::vector<std::vector<std::vector<Var>>> cu(U), cw(W);
-  for (int u = 0; u < U; ++u) {
-    LinExpr one;
-    for (int s = 0; s < S; ++s) {
-      x[u][s] = m.AddBinary("x_u" + std::to_string(u) + "_" + std::to_string(s));
-      if (!std::isfinite(p.units[u].time[t.gpu_of(s)])) m.SetBounds(x[u][s], 0, 0);
-      one += LinExpr(x[u][s]);
-    }
-    m.AddEqual(one, 1, "assign_u" + std::to_string(u), "assignment");  // (2)
-  }
-  for (int w = 0; w < W; ++w) {
-    LinExpr one;
-    for (int s = 0; s <= S; ++s) {
-      xw[w][s] =
-          m.AddBinary("x_w" + std::to_string(w) + "_" + (s == S ? "dram" : std::to_string(s)));
-      one += LinExpr(xw[w][s]);
-    }
-    if (p.weights[w].no_dha) m.SetBounds(xw[w][S], 0, 0);
-    m.AddEqual(one, 1, "assign_w" + std::to_string(w), "assignment");  // (2)
-    for (int u : p.weights[w].readers) {                               // (5)
-      LinExpr dha;
-      for (int s = 0; s < S; ++s)
-        if (t.dha_slot(s)) dha += LinExpr(x[u][s]);
-      m.AddEqual(LinExpr(xw[w][S]), dha, "dha_w" + std::to_string(w) + "_u" + std::to_string(u),
-                 "assignment");
-    }
-  }
-  std::vector<std::vector<int>> succ(U), pred(U);
-  for (auto [a, b] : p.edges) succ[a].push_back(b), pred[b].push_back(a);
-  // Contiguity (6)-(8).
-  if (options.contiguity && !p.edges.empty()) {
-    z.assign(U, std::vector<Var>(S));
-    for (int u = 0; u < U; ++u)
-      for (int s = 0; s < S; ++s) {
-        z[u][s] = m.AddContinuous(0, 1, "z_u" + std::to_string(u) + "_" + std::to_string(s));
-        m.AddGreaterEqual(LinExpr(z[u][s]), LinExpr(x[u][s]), "", "contiguity");
-      }
-    for (auto [a, b] : p.edges)
-      for (int s = 0; s < S; ++s) {
-        m.AddGreaterEqual(LinExpr(z[a][s]), LinExpr(z[b][s]), "", "contiguity");
-        m.AddLessEqual(LinExpr(z[b][s]), LinExpr(x[b][s]) - LinExpr(x[a][s]) + 1, "", "contiguity");
-      }
-  }
-  // Times.
-  std::vector<Var> dt(S), sgs(S), sgf(S), nfu(U), nfw(W);
-  for (int s = 0; s < S; ++s) {
-    const double lb = p.carried.prev_sg_fin[t.gpu_of(s)] * TS;
-    sgs[s] = m.AddContinuous(lb, horizon, "SGStart_" + std::to_string(s));
-    sgf[s] = m.AddContinuous(lb, horizon, "SGFin_" + std::to_string(s));
-  }
-  const auto chains = Chains(p);
-  for (size_t c = 0; c < chains.size(); ++c)
-    for (int s : chains[c])
-      dt[s] = m.AddContinuous(p.carried.prev_dt_fin[c] * TS, horizon, "DTFin_" + std::to_string(s));
-  for (int u = 0; u < U; ++u) nfu[u] = m.AddContinuous(0, horizon, "NodeFin_u" + std::to_string(u));
-  for (int w = 0; w < W; ++w) nfw[w] = m.AddContinuous(0, horizon, "NodeFin_w" + std::to_string(w));
-  Var total = m.AddContinuous(0, horizon, "TotalLatency");
-
-  // Data movement (9)-(10).
-  eu.assign(U, {});
-  cu.assign(U, {});
-  for (int a = 0; a < U; ++a) {
-    if (succ[a].empty()) continue;
-    eu[a].resize(S);
-    cu[a].assign(K, std::vector<Var>(S));
-    for (int s = 0; s < S; ++s) {
-      eu[a][s] = m.AddContinuous(0, 1, "EdgeIn_u" + std::to_string(a) + "_" + std::to_string(s));
-      for (int b : succ[a])
-        m.AddGreaterEqual(LinExpr(eu[a][s]), LinExpr(x[b][s]) - LinExpr(x[a][s]), "", "edge-in");
-      for (int i = 0; i < K; ++i) {
-        if (i == t.gpu_of(s)) continue;
-        cu[a][i][s] = m.AddContinuous(
-            0, 1,
-            "CopyIn_u" + std::to_string(a) + "_" + std::to_string(i) + "_" + std::to_string(s));
-        LinExpr on_i;
-        for (int s2 = i * Q; s2 < (i + 1) * Q; ++s2) on_i += LinExpr(x[a][s2]);
-        m.AddGreaterEqual(LinExpr(cu[a][i][s]), on_i + LinExpr(eu[a][s]) - 1, "", "copy-in");
-      }
-    }
-  }
-  ew.assign(W, {});
-  cw.assign(W, {});
-  for (int w = 0; w < W; ++w) {
-    ew[w].resize(S);
-    cw[w].assign(K, std::vector<Var>(S));
-    for (int s = 0; s < S; ++s) {
-      ew[w][s] = m.AddContinuous(0, 1, "EdgeIn_w" + std::to_string(w) + "_" + std::to_string(s));
-      for (int u : p.weights[w].readers)
-        m.AddGreaterEqual(LinExpr(ew[w][s]), LinExpr(x[u][s]) - LinExpr(xw[w][s]), "", "edge-in");
-      for (int i = 0; i < K; ++i) {
-        if (i == t.gpu_of(s)) continue;
-        cw[w][i][s] = m.AddContinuous(
-            0, 1,
-            "CopyIn_w" + std::to_string(w) + "_" + std::to_string(i) + "_" + std::to_string(s));
-        LinExpr on_i;
-        for (int s2 = i * Q; s2 < (i + 1) * Q; ++s2) on_i += LinExpr(xw[w][s2]);
-        m.AddGreaterEqual(LinExpr(cw[w][i][s]), on_i + LinExpr(ew[w][s]) - 1, "", "copy-in");
-      }
-    }
-  }
-  cx.assign(F, std::vector<Var>(S));
-  for (int f = 0; f < F; ++f)
-    for (int s = 0; s < S; ++s) {
-      if (!(p.externals[f].copy_to[t.gpu_of(s)] > 0)) continue;
-      cx[f][s] = m.AddContinuous(0, 1, "CopyIn_f" + std::to_string(f) + "_" + std::to_string(s));
-      for (int u : p.externals[f].readers)
-        m.AddGreaterEqual(LinExpr(cx[f][s]), LinExpr(x[u][s]), "", "copy-in");
-    }
-
-  // Memory (11).
-  for (int i = 0; i < K; ++i) {
-    LinExpr used;
-    for (int s = i * Q; s < (i + 1) * Q; ++s) {
-      for (int u = 0; u < U; ++u)
-        if (p.units[u].memory > 0) used.Add(x[u][s], p.units[u].memory * MS);
-      for (int w = 0; w < W; ++w) used.Add(xw[w][s], p.weights[w].bytes * MS);
-      for (int a = 0; a < U; ++a)
-        if (!cu[a].empty() && p.units[a].memory > 0)
-          for (int i2 = 0; i2 < K; ++i2)
-            if (i2 != i) used.Add(cu[a][i2][s], p.units[a].memory * MS);
-      for (int w = 0; w < W; ++w)
-        for (int i2 = 0; i2 < K; ++i2)
-          if (i2 != i) used.Add(cw[w][i2][s], p.weights[w].bytes * MS);
-      for (int f = 0; f < F; ++f)
-        if (cx[f][s].valid()) used.Add(cx[f][s], p.externals[f].bytes * MS);
-    }
-    m.AddLessEqual(used, (t.memory[i] - p.carried.prev_memory[i]) * MS,
-                   "mem_gpu" + std::to_string(i), "memory");
-  }
-  // Parameter copy (12)-(14).
-  for (size_t c = 0; c < chains.size(); ++c) {
-    LinExpr prev(p.carried.prev_dt_fin[c] * TS);
-    for (int s : chains[c]) {
-      LinExpr fin = prev;
-      for (int w = 0; w < W; ++w) fin.Add(xw[w][s], p.weights[w].load[t.gpu_of(s)] * TS);
-      m.AddEqual(LinExpr(dt[s]), fin, "dt_" + std::to_string(s), "parameter-copy");
-      prev = LinExpr(dt[s]);
-    }
-  }
-  // Subgraph inference (15)-(23).
-  auto big_m_ge = [&](Var lhs, Var rhs, LinExpr slack_when_off, const std::string& group) {
-    // lhs >= rhs - M * slack, M from the bounds.
-    const double M = m.var(rhs).upper - m.var(lhs).lower;
-    if (M <= 0) return;
-    m.AddGreaterEqual(LinExpr(lhs), LinExpr(rhs) - slack_when_off * M, "", group);
-  };
-  for (int s = 0; s < S; ++s) {
-    const int g = t.gpu_of(s);
-    for (int u = 0; u < U; ++u)
-      big_m_ge(nfu[u], sgf[s], LinExpr(1) - LinExpr(x[u][s]), "node-fin");  // (15)
-    for (int w = 0; w < W; ++w)
-      big_m_ge(nfw[w], dt[s], LinExpr(1) - LinExpr(xw[w][s]), "node-fin");  // (16)
-    if (t.pos_of(s) > 0)
-      m.AddGreaterEqual(LinExpr(sgs[s]), LinExpr(sgf[s - 1]), "", "subgraph-order");  // (18)
-    for (int a = 0; a < U; ++a)
-      if (!eu[a].empty())
-        big_m_ge(sgs[s], nfu[a], LinExpr(1) - LinExpr(eu[a][s]), "inputs-ready");  // (19)
-    for (int w = 0; w < W; ++w) {
-      big_m_ge(sgs[s], nfw[w], LinExpr(1) - LinExpr(ew[w][s]), "inputs-ready");  // (19)
-      for (int u : p.weights[w].readers)                                         // (20)
-        big_m_ge(sgs[s], dt[s], LinExpr(2) - LinExpr(xw[w][s]) - LinExpr(x[u][s]), "inputs-ready");
-    }
-    for (int f = 0; f < F; ++f)
-      if (p.externals[f].ready > 0)
-        for (int u : p.externals[f].readers)
-          m.AddGreaterEqual(LinExpr(sgs[s]), LinExpr(x[u][s], p.externals[f].ready * TS), "",
-                            "inputs-ready");
-    LinExpr fin(sgs[s]);  // (21), (22)
-    for (int u = 0; u < U; ++u) {
-      const double time = t.dha_slot(s) ? p.units[u].time_dha[g] : p.units[u].time[g];
-      if (std::isfinite(time) && time > 0) fin.Add(x[u][s], time * TS);
-    }
-    for (int a = 0; a < U; ++a)
-      if (!cu[a].empty())
-        for (int i = 0; i < K; ++i)
-          if (i != g && p.units[a].copy[i][g] > 0) fin.Add(cu[a][i][s], p.units[a].copy[i][g] * TS);
-    for (int w = 0; w < W; ++w)
-      for (int i = 0; i < K; ++i)
-        if (i != g && p.weights[w].copy[i][g] > 0)
-          fin.Add(cw[w][i][s], p.weights[w].copy[i][g] * TS);
-    for (int f = 0; f < F; ++f)
-      if (cx[f][s].valid()) fin.Add(cx[f][s], p.externals[f].copy_to[g] * TS);
-    m.AddEqual(LinExpr(sgf[s]), fin, "sg_fin_" + std::to_string(s), "subgraph-time");
-  }
-  for (int g = 0; g < K; ++g)
-    m.AddGreaterEqual(LinExpr(total), LinExpr(sgf[g * Q + Q - 1]), "", "latency");  // (23)
-  // Symmetry breaking: within a class of identical GPUs, work does not increase.
-  for (const auto& cls : classes)
-    for (size_t i = 0; i + 1 < cls.size(); ++i) {
-      LinExpr diff;
-      for (int u = 0; u < U; ++u)
-        for (int pos = 0; pos < Q; ++pos) {
-          diff.Add(x[u][cls[i] * Q + pos], p.units[u].time[cls[i]]);
-          diff.Add(x[u][cls[i + 1] * Q + pos], -p.units[u].time[cls[i + 1]]);
-        }
-      m.AddGreaterEqual(diff, 0, "", "symmetry");
-    }
-  // Objective: TotalLatency, then (lightly) the chains' and GPUs' finish times, which the next
-  // submodel starts from.
-  LinExpr obj(total);
-  const double eps = 1e-3 / static_cast<double>(chains.size() + K);
-  for (const auto& c : chains) obj.Add(dt[c.back()], eps);
-  for (int g = 0; g < K; ++g) obj.Add(sgf[g * Q + Q - 1], eps);
-  m.Minimize(obj);
-
-  // The warm start as a MIP start.
-  std::vector<double> v(m.num_vars(), 0.0);
-  const auto reach = UnitReach(p);
-  for (int u = 0; u < U; ++u) {
-    v[x[u][start.unit_slot[u]].index()] = 1.0;
-    v[nfu[u].index()] = st.unit_fin[u] * TS;
-  }
-  if (!z.empty())
-    for (int u = 0; u < U; ++u)
-      for (int c = 0; c < U; ++c)
-        if (reach[u][c]) v[z[u][start.unit_slot[c]].index()] = 1.0;
-  for (int w = 0; w < W; ++w) {
-    const int s = start.weight_slot[w];
-    v[xw[w][s < 0 ? S : s].index()] = 1.0;
-    v[nfw[w].index()] = s < 0 ? 0.0 : st.dt_fin[s] * TS;
-  }
-  for (int s = 0; s < S; ++s) {
-    v[sgs[s].index()] = st.sg_start[s] * TS;
-    v[sgf[s].index()] = st.sg_fin[s] * TS;
-    v[dt[s].index()] = st.dt_fin[s] * TS;
-  }
-  v[total.index()] = st.total * TS;
-  for (int a = 0; a < U; ++a) {
-    if (eu[a].empty()) continue;
-    const int sa = start.unit_slot[a];
-    for (int b : succ[a]) {
-      const int sb = start.unit_slot[b];
-      if (sb == sa) continue;
-      v[eu[a][sb].index()] = 1.0;
-      if (t.gpu_of(sa) != t.gpu_of(sb)) v[cu[a][t.gpu_of(sa)][sb].index()] = 1.0;
-    }
-  }
-  for (int w = 0; w < W; ++w) {
-    const int sw = start.weight_slot[w];
-    for (int u : p.weights[w].readers) {
-      const int su = start.unit_slot[u];
-      if (su == sw) continue;
-      v[ew[w][su].index()] = 1.0;
-      if (sw >= 0 && t.gpu_of(sw) != t.gpu_of(su)) v[cw[w][t.gpu_of(sw)][su].index()] = 1.0;
-    }
-  }
-  for (int f = 0; f < F; ++f)
-    for (int u : p.externals[f].readers)
-      if (cx[f][start.unit_slot[u]].valid()) v[cx[f][start.unit_slot[u]].index()] = 1.0;
-
-  result.variables = m.num_vars();
-  result.constraints = m.num_constraints();
-  milp::SolveOptions so;
-  so.time_limit_s = std::max(0.01, options.time_limit_s - clock.ElapsedSeconds());
-  so.relative_gap = options.relative_gap;
-  so.threads = options.threads;
-  so.seed = options.seed;
-  if (options.mip_start) so.mip_start = std::move(v);
-  HX_ASSIGN_OR_RETURN(milp::SolveResult r, milp::SolveWithCbc(m, so, logger));
+  result.status = PlanStatus::kWarmStart;
+  FindSymmetryClasses();
+  CanonicalStart(warm, wt);
+  double horizon = st_.total;
+  for (double v : p_.carried.prev_dt_fin) horizon = std::max(horizon, v);
+  for (double v : p_.carried.prev_sg_fin) horizon = std::max(horizon, v);
+  for (double v : st_.dt_fin) horizon = std::max(horizon, v);
+  horizon_ = (horizon * (1 + 1e-7) + 1e-9) * TS;
+  AddAssignment();
+  AddTimes();
+  AddDataMovement();
+  AddMemoryAndCopies();
+  AddSubgraphTimes();
+  AddSymmetryAndObjective();
+  std::vector<double> start = MipStart();
+  result.variables = m_.num_vars();
+  result.constraints = m_.num_constraints();
+  MilpSettings settings = options_.files;
+  settings.time_limit_s = std::max(0.01, options_.time_limit_s - clock.ElapsedSeconds());
+  settings.relative_gap = options_.relative_gap;
+  settings.threads = options_.threads;
+  settings.seed = options_.seed;
+  if (!options_.mip_start) start.clear();
+  HX_ASSIGN_OR_RETURN(MilpRun run, RunMilp(m_, std::move(start), settings, "sortinghat", logger_));
+  const milp::SolveResult& r = run.result;
   result.solve_time_s = r.solve_time_s;
   result.bound = std::max(0.0, r.bound) / TS;
-  if (!r.used_mip_start)
-    LogTo(logger, LogLevel::kDebug, "sortinghat: CBC did not take the warm start");
-  if (!r.has_solution()) return result;
-  Assignment got;
-  got.unit_slot.assign(U, 0);
-  got.weight_slot.assign(W, -1);
-  for (int u = 0; u < U; ++u)
-    for (int s = 0; s < S; ++s)
-      if (r.values[x[u][s].index()] > 0.5) got.unit_slot[u] = s;
-  for (int w = 0; w < W; ++w)
-    for (int s = 0; s < S; ++s)
-      if (r.values[xw[w][s].index()] > 0.5) got.weight_slot[w] = s;
-  Timing gt = Evaluate(p, got);
-  if (gt.valid && gt.total <= result.timing.total) {
-    result.assignment = std::move(got);
-    result.timing = std::move(gt);
-    result.status = r.status == milp::SolveStatus::kOptimal ? "optimal" : "feasible";
-  } else if (!gt.valid) {
-    LogTo(
-        logger, LogLevel::kWarning,
-        "sortinghat: the MILP's solution does not evaluate (" + gt.why + "); kept the warm start");
+  if (run.kind == MilpRunKind::kFromSolution) {
+    result.bound = 0.0;
+    Solution read = result;
+    read.timing.total = std::numeric_limits<double>::infinity();  // take the file's assignment
+    Decode(r, &read);
+    if (read.status != PlanStatus::kFeasible)
+      return InvalidArgument(settings.solution_path +
+                             ": the solution's assignment does not evaluate as a valid schedule");
+    return read;
   }
+  if (!r.used_mip_start)
+    LogTo(logger_, LogLevel::kDebug, "sortinghat: CBC did not take the warm start");
+  if (r.has_solution()) Decode(r, &result);
   return result;
+}
+
+}  // namespace
+
+StatusOr<Solution> Solve(const Problem& p, const Assignment& warm, const SolveOptions& options,
+                         Logger* logger) {
+  SubmodelMilp milp(p, options, logger);
+  return milp.Run(warm);
 }
 
 }  // namespace hx::place::sortinghat

@@ -8,6 +8,8 @@
 
 #include "hexplan/core/logger.h"
 #include "hexplan/core/status.h"
+#include "hexplan/place/exact_planner.h"
+#include "hexplan/place/plan_status.h"
 
 namespace hx::place::sortinghat {
 
@@ -100,12 +102,15 @@ struct SolveOptions {
   // every time variable (the horizon), which cuts every schedule slower than it, and is kept when
   // CBC finds nothing better.
   bool mip_start = false;
+  // --export-lp, --export-mps and --solution for this submodel's MILP (exact_planner.h; the time,
+  // gap, threads and seed above are the ones used).
+  MilpSettings files;
 };
 
 struct Solution {
   Assignment assignment;
   Timing timing;
-  std::string status;  // "optimal", "feasible", "warm" (the warm start kept)
+  PlanStatus status = PlanStatus::kWarmStart;  // optimal, feasible or warm_start (kept)
   double bound = 0.0;
   size_t variables = 0;
   size_t constraints = 0;

@@ -13,6 +13,7 @@
 
 #include "hexplan/core/stopwatch.h"
 #include "hexplan/graph/analysis.h"
+#include "hexplan/place/exact_planner.h"
 #include "hexplan/place/sortinghat.h"
 #include "hexplan/plan/plan_builder.h"
 #include "hexplan/plan/task_graph.h"
@@ -67,13 +68,23 @@ std::vector<std::vector<double>> AveragePairs(const std::vector<std::vector<doub
 
 class SortingHatContext {
  public:
-  SortingHatContext(const PlanRequest& request, SortingHatReport* report)
-      : request_(request), g_(request.graph()), cluster_(request.cluster()), report_(report) {}
+  SortingHatContext(const PlanRequest& request, const SortingHatSettings& settings,
+                    const MilpSettings& milp, SortingHatReport* report)
+      : request_(request),
+        settings_(settings),
+        milp_(milp),
+        g_(request.graph()),
+        cluster_(request.cluster()),
+        report_(report) {}
 
-  StatusOr<PlanResult> Run();
+  StatusOr<ExactAnswer> Run();
 
  private:
   Status Setup();
+  void WarmPlans();
+  // Submodel i's MILP from its best warm start, committed to the merged plan.
+  Status SolveSubmodel(size_t i, double deadline);
+  ExactAnswer Answer(double per_submodel);
   SubmodelUnits BuildUnits(const std::vector<NodeId>& ops) const;
   sh::Problem BuildProblem(int index, const SubmodelUnits& su, std::vector<NodeId>& weights,
                            std::vector<std::pair<TensorId, NodeId>>& externals) const;
@@ -90,13 +101,15 @@ class SortingHatContext {
 
   Stopwatch clock_;  // since the planner started: the time limit covers everything
   const PlanRequest& request_;
+  const SortingHatSettings settings_;
+  const MilpSettings milp_;
   const graph::Graph& g_;
   const hw::Cluster& cluster_;
   SortingHatReport* report_;
   std::unique_ptr<cost::CostModel> adjusted_;  // §3.4 constants
   std::vector<DeviceId> gpus_;
   std::vector<std::string> bus_names_;
-  std::string ablation_;
+  SortingHatAblation ablation_ = SortingHatAblation::kNone;
   sh::Topology topo_;
   SortingHatPartition partition_;
   std::vector<int64_t> pos_;      // topological position per node
@@ -115,18 +128,15 @@ class SortingHatContext {
   std::vector<std::string> chain_queue_;
   double estimate_ = 0.0;
   std::vector<SortingHatSubmodelStats> stats_;
+  bool all_optimal_ = true;
+  int out_of_time_ = 0;  // submodels that kept their warm start because the limit was spent
+  double last_bound_ = 0.0;
   std::vector<std::pair<std::string, plan::Plan>> warm_plans_;
   std::vector<std::vector<int>> warm_gpu_of_;  // per warm plan: node -> gpu index (-1)
 };
 
 Status SortingHatContext::Setup() {
-  const PlannerOptions& o = request_.options;
-  ablation_ = o.ablation;
-  if (o.subgraphs_per_gpu < 2)
-    return InvalidArgument(
-        "--q: SortingHat needs at least 2 subgraph slots per GPU (one with DHA, one without), "
-        "got " +
-        std::to_string(o.subgraphs_per_gpu));
+  ablation_ = settings_.ablation;
   for (DeviceId d : cluster_.DeviceIds())
     if (cluster_.device(d).kind != hw::DeviceKind::kCpu) gpus_.push_back(d);
   if (gpus_.empty())
@@ -137,7 +147,7 @@ Status SortingHatContext::Setup() {
 
   // PCIe buses: the first PCIe link of each GPU's host route.
   topo_.k = static_cast<int>(gpus_.size());
-  topo_.q = o.subgraphs_per_gpu;
+  topo_.q = settings_.subgraphs_per_gpu;
   std::map<uint32_t, int> bus_index;
   for (int i = 0; i < topo_.k; ++i) {
     const hw::Route& r = cluster_.HostToDevice(gpus_[i]);
@@ -161,7 +171,7 @@ Status SortingHatContext::Setup() {
     topo_.buses[b].push_back(i);
     topo_.memory.push_back(static_cast<double>(cluster_.device(gpus_[i]).memory_bytes()));
   }
-  const bool per_gpu = ablation_ == "no-contention";
+  const bool per_gpu = ablation_ == SortingHatAblation::kNoContention;
   const size_t chains = per_gpu ? gpus_.size() : topo_.buses.size();
   for (size_t c = 0; c < chains; ++c)
     chain_queue_.push_back(per_gpu ? plan::InQueueName(cluster_, gpus_[c])
@@ -170,7 +180,7 @@ Status SortingHatContext::Setup() {
   carried_.prev_dt_fin.assign(chains, 0.0);
   carried_.prev_memory.assign(topo_.k, 0.0);
 
-  HX_ASSIGN_OR_RETURN(partition_, PartitionByDominators(g_, o.dominators_per_submodel));
+  HX_ASSIGN_OR_RETURN(partition_, PartitionByDominators(g_, settings_.dominators_per_submodel));
   HX_ASSIGN_OR_RETURN(std::vector<NodeId> order, graph::TopologicalOrder(g_));
   const size_t n = g_.num_nodes();
   pos_.assign(n, 0);
@@ -194,13 +204,18 @@ Status SortingHatContext::Setup() {
   weight_home_.assign(n, -2);
   weight_ready_.assign(n, 0.0);
   slots_ops_.assign(topo_.k, {});
+  if (request_.options.warm_start) WarmPlans();
+  return Status::Ok();
+}
 
-  // Whole-model warm starts from the fast planners that are registered: together at most a
-  // quarter of the time limit (once one has succeeded), each with what is left of that quarter.
+// Whole-model warm starts from the fast planners that are registered: together at most a quarter
+// of the time limit (once one has succeeded), each with what is left of that quarter.
+void SortingHatContext::WarmPlans() {
+  const size_t n = g_.num_nodes();
   const std::vector<std::string> names = PlannerNames();
   for (const std::string name : {"single", "heft", "m-etf", "deepplan"}) {
     if (std::find(names.begin(), names.end(), name) == names.end()) continue;
-    const double left = o.time_limit_s * 0.25 - clock_.ElapsedSeconds();
+    const double left = request_.options.time_limit_s * 0.25 - clock_.ElapsedSeconds();
     if (!warm_plans_.empty() && left <= 0) {
       LogTo(request_.logger, LogLevel::kInfo,
             "sortinghat: no time left for the warm start '" + name + "'");
@@ -210,6 +225,7 @@ Status SortingHatContext::Setup() {
     if (!planner.ok()) continue;
     PlanRequest sub = request_;
     sub.options.time_limit_s = std::max(0.05, left);
+    sub.planner_options = request_.planner_options.Restrict((*planner)->Options());
     auto r = (*planner)->Plan(sub);
     if (!r.ok()) {
       LogTo(request_.logger, LogLevel::kInfo,
@@ -224,7 +240,6 @@ Status SortingHatContext::Setup() {
     warm_gpu_of_.push_back(std::move(gpu_of));
     warm_plans_.push_back({name, std::move(r->plan)});
   }
-  return Status::Ok();
 }
 
 SubmodelUnits SortingHatContext::BuildUnits(const std::vector<NodeId>& ops) const {
@@ -306,12 +321,12 @@ sh::Problem SortingHatContext::BuildProblem(
     int index, const SubmodelUnits& su, std::vector<NodeId>& weights,
     std::vector<std::pair<TensorId, NodeId>>& externals) const {
   const int K = topo_.k;
-  const bool no_topology = ablation_ == "no-topology";
-  const bool independent = ablation_ == "independent";
+  const bool no_topology = ablation_ == SortingHatAblation::kNoTopology;
+  const bool independent = ablation_ == SortingHatAblation::kIndependent;
   const cost::CostModel& cost = *request_.cost;
   sh::Problem p;
   p.topo = topo_;
-  p.per_gpu_chains = ablation_ == "no-contention";
+  p.per_gpu_chains = ablation_ == SortingHatAblation::kNoContention;
   p.carried = carried_;
   if (independent) {
     std::fill(p.carried.prev_sg_fin.begin(), p.carried.prev_sg_fin.end(), 0.0);
@@ -622,93 +637,131 @@ void SortingHatContext::Commit(const sh::Problem& p, const SubmodelUnits& su,
     }
   }
   for (int g = 0; g < K; ++g) carried_.prev_sg_fin[g] = t.sg_fin[g * Q + Q - 1];
-  if (ablation_ == "independent")
+  if (ablation_ == SortingHatAblation::kIndependent)
     estimate_ += t.total;
   else
     estimate_ = t.total;
 }
 
-StatusOr<PlanResult> SortingHatContext::Run() {
+Status SortingHatContext::SolveSubmodel(size_t i, double deadline) {
+  const size_t num_sub = partition_.submodels.size();
+  const int index = static_cast<int>(i);
+  SubmodelUnits su = BuildUnits(partition_.submodels[i]);
+  std::vector<NodeId> weights;
+  std::vector<std::pair<TensorId, NodeId>> externals;
+  sh::Problem p = BuildProblem(index, su, weights, externals);
+  SortingHatSubmodelStats st;
+  st.units = static_cast<int>(p.units.size());
+  st.weights = static_cast<int>(p.weights.size());
+  // The best warm start by the MILP's own estimate.
+  std::string warm_name;
+  sh::Assignment warm;
+  double warm_total = kInf;
+  std::string why;
+  for (auto& [name, a] : WarmStarts(p, su, weights)) {
+    sh::Timing tm = sh::Evaluate(p, a);
+    if (!tm.valid) {
+      if (why.empty()) why = name + ": " + tm.why;
+      continue;
+    }
+    if (tm.total < warm_total) warm_total = tm.total, warm = a, warm_name = name;
+  }
+  if (!std::isfinite(warm_total))
+    return ResourceExhausted("sortinghat: submodel " + std::to_string(i) + " of '" + g_.name() +
+                             "' has no feasible schedule on '" + cluster_.name() +
+                             "' (first problem: " + why + ")");
+  st.warm_start = warm_name;
+  st.warm_objective_s = warm_total;
+  sh::SolveOptions so;
+  so.relative_gap = milp_.relative_gap;
+  so.threads = milp_.threads;
+  so.seed = milp_.seed;
+  HX_ASSIGN_OR_RETURN(so.files, milp_.ForPart(index, static_cast<int>(num_sub), "sortinghat"));
+  const bool files = so.files.WantsFiles();
+  // A MILP too large to build quickly keeps its warm start.
+  const double size = static_cast<double>(p.units.size() + p.weights.size()) * topo_.num_slots() *
+                      (topo_.k + 4.0) *
+                      (1.0 + static_cast<double>(p.units.size() + p.weights.size()));
+  const double left = deadline - clock_.ElapsedSeconds();
+  const double limit = settings_.submodel_time_limit_s;
+  so.time_limit_s = limit > 0 ? std::min(limit, left) : left / static_cast<double>(num_sub - i);
+  sh::Solution sol;
+  if (!files && so.time_limit_s < kMinSubmodelSeconds) {
+    sol.assignment = warm;
+    sol.timing = sh::Evaluate(p, warm);
+    sol.status = PlanStatus::kWarmStart;
+    sol.bound = 0.0;
+    ++out_of_time_;
+  } else if (!files && size > 2e6) {
+    sol.assignment = warm;
+    sol.timing = sh::Evaluate(p, warm);
+    sol.status = PlanStatus::kWarmStart;
+    LogTo(request_.logger, LogLevel::kInfo,
+          "sortinghat: submodel " + std::to_string(i) + " has " + std::to_string(st.units) +
+              " units; too large for the MILP, kept its warm start");
+  } else {
+    so.time_limit_s = std::max(so.time_limit_s, kMinSubmodelSeconds);
+    HX_ASSIGN_OR_RETURN(sol, sh::Solve(p, warm, so, request_.logger));
+  }
+  if (sol.status != PlanStatus::kOptimal) all_optimal_ = false;
+  last_bound_ = sol.bound;
+  st.variables = sol.variables;
+  st.constraints = sol.constraints;
+  st.status = sol.status;
+  st.objective_s = sol.timing.total;
+  st.bound_s = sol.bound;
+  st.solve_time_s = sol.solve_time_s;
+  stats_.push_back(st);
+  Commit(p, su, weights, externals, sol, index);
+  return Status::Ok();
+}
+
+ExactAnswer SortingHatContext::Answer(double per_submodel) {
+  const size_t num_sub = partition_.submodels.size();
+  ExactAnswer answer;
+  // Each submodel's optimum given the earlier ones is not the model's optimum: never "optimal".
+  answer.status = all_optimal_ ? PlanStatus::kFeasible : PlanStatus::kTimeLimit;
+  answer.model_objective_s = estimate_;
+  if (num_sub == 1) {
+    answer.bound_s = last_bound_;
+    answer.gap = estimate_ > 0 ? (estimate_ - last_bound_) / estimate_ : 0.0;
+  }
+  double units = 0, params = 0, solved = 0;
+  for (const SortingHatSubmodelStats& st : stats_) {
+    units += st.units;
+    params += st.weights;
+    solved += st.status == PlanStatus::kOptimal;
+  }
+  char text[256];
+  std::snprintf(text, sizeof text,
+                "%zu submodels (ndom %d, q %d, %.3g s MILP limit each; %.1f units and %.1f "
+                "parameters on average, %d solved to optimality); MILP estimate %.3f ms",
+                num_sub, settings_.dominators_per_submodel, topo_.q, per_submodel,
+                units / static_cast<double>(std::max<size_t>(num_sub, 1)),
+                params / static_cast<double>(std::max<size_t>(num_sub, 1)),
+                static_cast<int>(solved), estimate_ * 1e3);
+  answer.detail = text;
+  if (out_of_time_ > 0) {
+    answer.status = PlanStatus::kTimeLimit;
+    answer.detail += "; the time limit was spent before " + std::to_string(out_of_time_) + " of " +
+                     std::to_string(num_sub) + " submodels, which kept their warm start";
+  }
+  return answer;
+}
+
+StatusOr<ExactAnswer> SortingHatContext::Run() {
   HX_RETURN_IF_ERROR(Setup());
-  const PlannerOptions& o = request_.options;
   const size_t num_sub = partition_.submodels.size();
   // The submodels' MILPs end by `deadline`; what is after it is for merging, checking and
   // simulating the plans. Without --submodel-time-limit each submodel gets an even share of what
   // is left when it starts (so time a submodel does not use goes to the later ones).
-  const double deadline = o.time_limit_s - std::min(0.5, 0.05 * o.time_limit_s);
+  const double limit = request_.options.time_limit_s;
+  const double deadline = limit - std::min(0.5, 0.05 * limit);
   const double planned_share = std::max(0.0, (deadline - clock_.ElapsedSeconds()) /
                                                  static_cast<double>(std::max<size_t>(num_sub, 1)));
-  const double per_submodel = o.submodel_time_limit_s > 0 ? o.submodel_time_limit_s : planned_share;
-  bool all_optimal = true;
-  int out_of_time = 0;  // submodels that kept their warm start because the limit was spent
-  double last_bound = 0.0;
-  for (size_t i = 0; i < num_sub; ++i) {
-    const int index = static_cast<int>(i);
-    SubmodelUnits su = BuildUnits(partition_.submodels[i]);
-    std::vector<NodeId> weights;
-    std::vector<std::pair<TensorId, NodeId>> externals;
-    sh::Problem p = BuildProblem(index, su, weights, externals);
-    SortingHatSubmodelStats st;
-    st.units = static_cast<int>(p.units.size());
-    st.weights = static_cast<int>(p.weights.size());
-    // The best warm start by the MILP's own estimate.
-    std::string warm_name;
-    sh::Assignment warm;
-    double warm_total = kInf;
-    std::string why;
-    for (auto& [name, a] : WarmStarts(p, su, weights)) {
-      sh::Timing tm = sh::Evaluate(p, a);
-      if (!tm.valid) {
-        if (why.empty()) why = name + ": " + tm.why;
-        continue;
-      }
-      if (tm.total < warm_total) warm_total = tm.total, warm = a, warm_name = name;
-    }
-    if (!std::isfinite(warm_total))
-      return ResourceExhausted("sortinghat: submodel " + std::to_string(i) + " of '" + g_.name() +
-                               "' has no feasible schedule on '" + cluster_.name() +
-                               "' (first problem: " + why + ")");
-    st.warm_start = warm_name;
-    st.warm_objective_s = warm_total;
-    sh::SolveOptions so;
-    so.relative_gap = o.relative_gap;
-    so.threads = o.threads;
-    so.seed = static_cast<int>(o.seed % 1000003);
-    // A MILP too large to build quickly keeps its warm start.
-    const double size = static_cast<double>(p.units.size() + p.weights.size()) * topo_.num_slots() *
-                        (topo_.k + 4.0) *
-                        (1.0 + static_cast<double>(p.units.size() + p.weights.size()));
-    const double left = deadline - clock_.ElapsedSeconds();
-    so.time_limit_s = o.submodel_time_limit_s > 0 ? std::min(o.submodel_time_limit_s, left)
-                                                  : left / static_cast<double>(num_sub - i);
-    sh::Solution sol;
-    if (so.time_limit_s < kMinSubmodelSeconds) {
-      sol.assignment = warm;
-      sol.timing = sh::Evaluate(p, warm);
-      sol.status = "warm";
-      sol.bound = 0.0;
-      ++out_of_time;
-    } else if (size > 2e6) {
-      sol.assignment = warm;
-      sol.timing = sh::Evaluate(p, warm);
-      sol.status = "warm";
-      LogTo(request_.logger, LogLevel::kInfo,
-            "sortinghat: submodel " + std::to_string(i) + " has " + std::to_string(st.units) +
-                " units; too large for the MILP, kept its warm start");
-    } else {
-      HX_ASSIGN_OR_RETURN(sol, sh::Solve(p, warm, so, request_.logger));
-    }
-    if (sol.status != "optimal") all_optimal = false;
-    last_bound = sol.bound;
-    st.variables = sol.variables;
-    st.constraints = sol.constraints;
-    st.status = sol.status;
-    st.objective_s = sol.timing.total;
-    st.bound_s = sol.bound;
-    st.solve_time_s = sol.solve_time_s;
-    stats_.push_back(st);
-    Commit(p, su, weights, externals, sol, index);
-  }
+  const double per_submodel =
+      settings_.submodel_time_limit_s > 0 ? settings_.submodel_time_limit_s : planned_share;
+  for (size_t i = 0; i < num_sub; ++i) HX_RETURN_IF_ERROR(SolveSubmodel(i, deadline));
   // The merged plan.
   for (int gi = 0; gi < topo_.k; ++gi) {
     if (slots_ops_[gi].empty()) continue;
@@ -719,96 +772,86 @@ StatusOr<PlanResult> SortingHatContext::Run() {
   }
   HX_RETURN_IF_ERROR(plan::CompleteTransfers(plan_, g_, cluster_));
   plan_.estimate_ms = estimate_ * 1e3;
-
-  PlanResult result;
-  // Each submodel's optimum given the earlier ones is not the model's optimum: never "optimal".
-  result.status = all_optimal ? "feasible" : "time_limit";
-  result.model_objective_s = estimate_;
-  if (num_sub == 1) {
-    result.solver_bound_s = last_bound;
-    result.solver_gap = estimate_ > 0 ? (estimate_ - last_bound) / estimate_ : 0.0;
-  }
-  double units = 0, params = 0, solved = 0;
-  for (const SortingHatSubmodelStats& st : stats_) {
-    units += st.units;
-    params += st.weights;
-    solved += st.status == "optimal";
-  }
-  char text[256];
-  std::snprintf(text, sizeof text,
-                "%zu submodels (ndom %d, q %d, %.3g s MILP limit each; %.1f units and %.1f "
-                "parameters on average, %d solved to optimality); MILP estimate %.3f ms",
-                num_sub, o.dominators_per_submodel, topo_.q, per_submodel,
-                units / static_cast<double>(std::max<size_t>(num_sub, 1)),
-                params / static_cast<double>(std::max<size_t>(num_sub, 1)),
-                static_cast<int>(solved), estimate_ * 1e3);
-  result.detail = text;
-  if (out_of_time > 0) {
-    result.status = "time_limit";
-    result.detail += "; the time limit was spent before " + std::to_string(out_of_time) + " of " +
-                     std::to_string(num_sub) + " submodels, which kept their warm start";
-  }
+  ExactAnswer answer = Answer(per_submodel);
   SortingHatReport report;
-  report.out_of_time = out_of_time;
+  report.out_of_time = out_of_time_;
   report.milp_estimate_s = estimate_;
-  report.kept = "milp";
   const Status valid = plan::CheckPlan(plan_, *request_.cost, "sortinghat");
-  double merged = kInf;
   if (valid.ok()) {
     auto sim = sim::Simulate(plan_, *request_.cost);
-    if (sim.ok()) merged = sim->makespan_s;
+    if (sim.ok()) report.merged_sim_s = sim->makespan_s;
   } else {
     LogTo(request_.logger, LogLevel::kWarning,
           "sortinghat: the merged plan is not valid, returning the best warm start: " +
               valid.message());
   }
-  report.merged_sim_s = std::isfinite(merged) ? merged : 0.0;
-  result.plan = std::move(plan_);
+  answer.plan = std::move(plan_);
   // Never worse than the warm starts it was seeded with (the full algorithm only: the ablations
   // return their own plan so that their effect shows).
-  if (ablation_.empty() || !std::isfinite(merged)) {
-    for (auto& [name, wp] : warm_plans_) {
-      auto sim = sim::Simulate(wp, *request_.cost);
-      if (!sim.ok() || !(sim->makespan_s < merged)) continue;
-      merged = sim->makespan_s;
-      report.kept = name;
-      result.plan = wp;
-    }
-  }
-  if (!std::isfinite(merged)) return Internal("sortinghat: no valid plan: " + valid.message());
-  if (report.kept != "milp") {
-    result.status = "heuristic";
-    result.model_objective_s.reset();
-    result.solver_bound_s.reset();
-    result.solver_gap.reset();
-    char kept[160];
-    std::snprintf(kept, sizeof kept,
-                  "; kept the warm start '%s' (simulated %.3f ms < merged MILP plan %.3f ms)",
-                  report.kept.c_str(), merged * 1e3, report.merged_sim_s * 1e3);
-    result.detail += kept;
-  }
+  if (ablation_ == SortingHatAblation::kNone || report.merged_sim_s == 0.0)
+    for (auto& [name, wp] : warm_plans_) answer.warm_plans.push_back({name, wp, std::nullopt});
   report.submodels = std::move(stats_);
   if (report_ != nullptr) *report_ = std::move(report);
-  return result;
+  return answer;
 }
 
-class SortingHatPlanner final : public Planner {
+const char* const kAblations[] = {"no-contention", "no-topology", "independent"};
+
+class SortingHatPlanner final : public ExactPlanner {
  public:
+  explicit SortingHatPlanner(SortingHatReport* report = nullptr) : report_(report) {}
   std::string Name() const override { return "sortinghat"; }
   std::string Description() const override {
     return "SortingHat (ICS'25): dominator submodels, topology-aware MILP per submodel with DHA "
            "and parallel transmission, per-bus parameter queues";
   }
-  StatusOr<PlanResult> Plan(const PlanRequest& request) override { return PlanSortingHat(request); }
+
+ protected:
+  std::vector<OptionSpec> ModelOptions() const override {
+    return {
+        IntOption("q", "subgraph slots per GPU (at least 2: one with DHA, one without)", 6, 2, 64),
+        IntOption("ndom", "dominators per submodel", 1, 1),
+        DoubleOption("submodel-time-limit",
+                     "MILP limit per submodel in seconds (0: split --time-limit)", 0.0, 0.0),
+        StringOption("ablation", "take one idea out (§5.4)", "",
+                     {kAblations[0], kAblations[1], kAblations[2]}),
+    };
+  }
+
+  StatusOr<ExactAnswer> SolveModel(const PlanRequest& request, const OptionSet& options,
+                                   const MilpSettings& milp) override {
+    SortingHatSettings settings;
+    settings.subgraphs_per_gpu = static_cast<int>(options.Int("q"));
+    settings.dominators_per_submodel = static_cast<int>(options.Int("ndom"));
+    settings.submodel_time_limit_s = options.Double("submodel-time-limit");
+    for (int a = 0; a < 3; ++a)
+      if (options.String("ablation") == kAblations[a])
+        settings.ablation = static_cast<SortingHatAblation>(a + 1);
+    if (report_ != nullptr) *report_ = SortingHatReport();
+    SortingHatContext context(request, settings, milp, report_);
+    return context.Run();
+  }
+
+  void OnAnswer(const ExactAnswer& answer) override {
+    if (report_ == nullptr) return;
+    report_->kept_milp = answer.kept_warm_start.empty();
+    report_->kept_warm_start = answer.kept_warm_start;
+  }
+
+ private:
+  SortingHatReport* report_;
 };
 
 }  // namespace
 
+const char* SortingHatAblationName(SortingHatAblation ablation) {
+  return ablation == SortingHatAblation::kNone ? "" : kAblations[static_cast<int>(ablation) - 1];
+}
+
 StatusOr<PlanResult> PlanSortingHat(const PlanRequest& request, SortingHatReport* report) {
-  if (request.cost == nullptr) return InvalidArgument("sortinghat: request without a cost model");
   HX_RETURN_IF_ERROR(request.options.Validate());
-  SortingHatContext context(request, report);
-  return context.Run();
+  SortingHatPlanner planner(report);
+  return planner.Plan(request);
 }
 
 std::unique_ptr<Planner> MakeSortingHatPlanner() { return std::make_unique<SortingHatPlanner>(); }

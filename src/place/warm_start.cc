@@ -33,6 +33,17 @@ StatusOr<WarmStart> BestFastSchedule(const SchedulingProblem& p,
   return std::move(*best);
 }
 
+StatusOr<WarmStart> WarmStartFor(const SchedulingProblem& problem, bool wanted,
+                                 const std::string& planner, Logger* logger,
+                                 const std::function<double(const Schedule&)>& score) {
+  if (!wanted) return InvalidArgument(planner + ": no warm start (--no-warm-start)");
+  auto warm = BestFastSchedule(problem, score);
+  if (!warm.ok())
+    LogTo(logger, LogLevel::kInfo,
+          planner + ": no warm start from the fast planners (" + warm.status().message() + ")");
+  return warm;
+}
+
 Status CheckMemoryCapacity(const SchedulingProblem& p, const std::string& planner,
                            const std::string& constraint) {
   double need = 0.0, have = 0.0, largest = 0.0, roomiest = 0.0;

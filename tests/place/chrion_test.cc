@@ -154,7 +154,7 @@ class ChrionBaseline : public ::testing::Test {
   StatusOr<PlacementOutcome> RunAlgo(const std::string& algo, double alpha) {
     PlanRequest r;
     r.cost = cost_.get();
-    r.options.alpha = alpha;
+    if (algo == "chrion") HX_RETURN_IF_ERROR(r.planner_options.Give("alpha", alpha));
     return RunPlanner(algo, r);
   }
   hw::Cluster cluster_;
@@ -191,10 +191,10 @@ TEST(Chrion, PlannedGpuMemoryShrinksAsAlphaGrows) {
   auto g = graph::BuildZooModel("lstm", zoo);
   ASSERT_TRUE(g.ok());
   cost::CostModel cost(*g, c);
-  auto run = [&](double alpha) {
+  auto run = [&](double alpha) -> StatusOr<PlacementOutcome> {
     PlanRequest r;
     r.cost = &cost;
-    r.options.alpha = alpha;
+    HX_RETURN_IF_ERROR(r.planner_options.Give("alpha", alpha));
     return RunPlanner("chrion", r);
   };
   auto p0 = run(0.0);

@@ -213,7 +213,7 @@ TEST(EfficientMipSolveTest, MilpOptimumEqualsBruteForce) {
     auto ip = milp::SolveWithCbc(*model, exact);
     ASSERT_TRUE(ip.ok() && ip->status == milp::SolveStatus::kOptimal) << "seed " << seed;
     EXPECT_NEAR(ip->objective * 1e3, brute, 1e-6) << "seed " << seed;
-    EXPECT_EQ(r->status, "optimal") << "seed " << seed;
+    EXPECT_EQ(r->status, PlanStatus::kOptimal) << "seed " << seed;
     EXPECT_NEAR(r->latency_s * 1e3, brute, 1e-6) << "seed " << seed;
     EXPECT_NEAR(LatencyMs(inst, r->split), brute, 1e-6);
     EXPECT_LE(r->bound_s, r->latency_s + 1e-12);
@@ -247,7 +247,7 @@ TEST(EfficientMipSolveTest, SizeGuardCoarsensAndKeepsTheBoundHonest) {
     EXPECT_GE(r->latency_s * 1e3, brute - 1e-9);
     EXPECT_LE(r->latency_s, r->heuristic_latency_s + 1e-15);
     EXPECT_LE(r->bound_s * 1e3, brute + 1e-9) << "seed " << seed << ": " << r->milp_note;
-    if (r->status == "optimal") {
+    if (r->status == PlanStatus::kOptimal) {
       EXPECT_NEAR(r->latency_s * 1e3, brute, 1e-6);
     }
   }
@@ -271,7 +271,7 @@ TEST(EfficientMipSolveTest, LargeInputStaysWithinTheSizeGuard) {
   EXPECT_NEAR(LatencyMs(*inst, r->split), r->latency_s * 1e3, 1e-9);
   EXPECT_LE(r->latency_s, r->greedy_latency_s);
   EXPECT_LE(r->bound_s, r->latency_s);
-  EXPECT_NE(r->status, "optimal");  // 3% apart at best (docs/placement.md)
+  EXPECT_NE(r->status, PlanStatus::kOptimal);  // 3% apart at best (docs/placement.md)
 }
 
 // Memory too small and no CPU: the error names the constraint class and the shortfall.
@@ -310,7 +310,7 @@ TEST(EfficientMipSolveTest, ExportedLpReReadAndSolvedGivesTheSameOptimum) {
   options.export_mps_path = dir + "/m.mps";
   auto r = SolveEfficientMip(inst, options);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  ASSERT_EQ(r->status, "optimal");
+  ASSERT_EQ(r->status, PlanStatus::kOptimal);
   for (const std::string& path : {options.export_lp_path, options.export_mps_path}) {
     auto model = milp::ReadModelFile(path);
     ASSERT_TRUE(model.ok()) << model.status().ToString();
@@ -432,7 +432,7 @@ TEST(EfficientMipFilesTest, NeverWorseThanTheGreedyOnBertL3) {
   EXPECT_NEAR(r->greedy_latency_s * 1e3, greedy_ms, 1e-9);
   EXPECT_LT(r->latency_s * 1e3, greedy_ms);  // strictly better on this input
   EXPECT_NEAR(LatencyMs(*inst, r->split), r->latency_s * 1e3, 1e-9);
-  EXPECT_EQ(r->status, "warm_start");
+  EXPECT_EQ(r->status, PlanStatus::kWarmStart);
   EXPECT_LE(r->bound_s, r->latency_s);
 }
 
@@ -444,7 +444,7 @@ TEST(EfficientMipPlannerTest, PlansTheWorkloadOnItsOwnDevices) {
   PlanRequest request;
   request.cost = &cost;
   request.options.time_limit_s = 2;
-  request.options.subgraphs_per_gpu = 1;
+  ASSERT_TRUE(request.planner_options.Give("q", int64_t{1}).ok());
   auto out = RunPlanner("efficientmip", request);
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   const PlanResult& r = out->result;

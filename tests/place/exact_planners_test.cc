@@ -81,7 +81,7 @@ TEST(GetfTest, HandSolvableDagsReachTheirOptimum) {
   // Heterogeneous devices are groups of one, so the chain's bound is the optimum itself.
   auto chain = ScheduleGetf(ExpensiveChain(), nullptr, GetfOptions{});
   ASSERT_TRUE(chain.ok());
-  EXPECT_EQ(chain->status, "optimal");
+  EXPECT_EQ(chain->status, PlanStatus::kOptimal);
   EXPECT_NEAR(chain->bound, 9.0, 1e-6);
 }
 
@@ -97,7 +97,7 @@ TEST(GetfTest, IdenticalDevicesFormOneGroup) {
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->num_groups, 1);
   EXPECT_NEAR(r->bound, 6.0, 1e-6);
-  EXPECT_EQ(r->status, "feasible");
+  EXPECT_EQ(r->status, PlanStatus::kFeasible);
   EXPECT_NEAR(r->gap, 1.0 / 7.0, 1e-6);
 }
 
@@ -147,7 +147,7 @@ TEST(MoiraiPlumbingTest, ForkJoinOptimumAndStatus) {
   ASSERT_TRUE(warm.ok());
   auto r = ScheduleMoirai(p, &warm->schedule, MoiraiOptions{});
   ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r->status, "optimal");
+  EXPECT_EQ(r->status, PlanStatus::kOptimal);
   EXPECT_TRUE(r->has_bound);
   EXPECT_NEAR(r->model_objective, 7.0, 1e-6);
   EXPECT_NEAR(r->schedule.makespan, 7.0, 1e-9);
@@ -178,14 +178,14 @@ TEST(MoiraiPlumbingTest, SolutionFileReproducesTheSolve) {
   options.export_lp = dir + "/m.lp";
   auto solved = ScheduleMoirai(p, &warm->schedule, options);
   ASSERT_TRUE(solved.ok());
-  ASSERT_EQ(solved->status, "optimal");
+  ASSERT_EQ(solved->status, PlanStatus::kOptimal);
   const double objective = SolveExportedAndWriteSolution(dir + "/m.lp", dir + "/m.sol");
   EXPECT_NEAR(objective, solved->model_objective, 1e-6);
   MoiraiOptions load;
   load.solution_path = dir + "/m.sol";
   auto loaded = ScheduleMoirai(p, &warm->schedule, load);
   ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
-  EXPECT_EQ(loaded->status, "feasible");
+  EXPECT_EQ(loaded->status, PlanStatus::kFeasible);
   EXPECT_FALSE(loaded->has_bound);
   EXPECT_EQ(loaded->schedule.Check(p), "");
   EXPECT_NEAR(loaded->model_objective, solved->model_objective, 1e-6);
@@ -229,8 +229,9 @@ TEST(MoiraiPlumbingTest, NoSolutionInTheLimitKeepsTheWarmStart) {
   options.time_limit_s = 1.0;
   auto r = ScheduleMoirai(p, &warm->schedule, options);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  EXPECT_TRUE(r->status == "warm_start" || r->status == "time_limit" || r->status == "optimal")
-      << r->status;
+  EXPECT_TRUE(r->status == PlanStatus::kWarmStart || r->status == PlanStatus::kTimeLimit ||
+              r->status == PlanStatus::kOptimal)
+      << PlanStatusName(r->status);
   EXPECT_LE(r->schedule.makespan, warm->schedule.makespan + 1e-9);
   EXPECT_EQ(r->schedule.Check(p, 1e-9), "");
 }
@@ -290,7 +291,7 @@ TEST(CoarsenedPlanningTest, FusedMembersRunTogetherOnTheOriginalGraph) {
   for (const char* algo : {"heft", "getf"}) {
     PlanRequest request;
     request.cost = &cost;
-    request.options.coarsen = "fusion";
+    request.options.coarsen = Coarsening::kFusion;
     request.options.time_limit_s = 10;
     auto out = RunPlanner(algo, request);
     ASSERT_TRUE(out.ok()) << algo << ": " << out.status().ToString();
@@ -318,10 +319,10 @@ TEST(CoarsenedPlanningTest, MoiraiFusesByDefaultAndNotWithCoarsenNone) {
   auto fused = RunPlanner("moirai", request);
   ASSERT_TRUE(fused.ok()) << fused.status().ToString();
   EXPECT_NE(fused->result.detail.find("GCOF"), std::string::npos);
-  EXPECT_EQ(fused->result.status, "optimal");
+  EXPECT_EQ(fused->result.status, PlanStatus::kOptimal);
   ASSERT_TRUE(fused->result.model_objective_s.has_value());
   ASSERT_TRUE(fused->result.solver_bound_s.has_value());
-  request.options.coarsen = "none";
+  request.options.coarsen = Coarsening::kNone;
   auto plain = RunPlanner("moirai", request);
   ASSERT_TRUE(plain.ok()) << plain.status().ToString();
   EXPECT_EQ(plain->result.detail.find("GCOF"), std::string::npos);
@@ -336,7 +337,7 @@ TEST(CoarsenedPlanningTest, BadRulesFileIsReported) {
   cost::CostModel cost(g, *cluster);
   PlanRequest request;
   request.cost = &cost;
-  request.options.coarsen = "fusion";
+  request.options.coarsen = Coarsening::kFusion;
   request.options.fusion_rules_path = "/nonexistent/rules.json";
   auto out = RunPlanner("heft", request);
   ASSERT_FALSE(out.ok());

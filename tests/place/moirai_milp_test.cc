@@ -39,7 +39,7 @@ TEST(MoiraiMilpTest, NeverWorseThanItsWarmStartAndValid) {
     EXPECT_LE(r->schedule.makespan, heft->makespan + 1e-9);
     // In the model's own terms too: no worse than the warm start timed under the MILP's rules.
     EXPECT_LE(r->model_objective, ModelMakespan(p, *heft) + 1e-9);
-    EXPECT_EQ(r->status, "optimal");
+    EXPECT_EQ(r->status, PlanStatus::kOptimal);
     EXPECT_LE(r->bound, r->model_objective + 1e-6);
   }
 }
@@ -83,7 +83,7 @@ TEST(MoiraiMilpTest, ExampleOneReachesTheProvenOptimum30) {
   options.time_limit_s = 900;
   auto r = ScheduleMoirai(problem->problem, nullptr, options);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  EXPECT_EQ(r->status, "optimal");
+  EXPECT_EQ(r->status, PlanStatus::kOptimal);
   // The CSV's times are milliseconds; the cost model works in seconds.
   EXPECT_NEAR(r->model_objective, 0.030, 1e-9);
   EXPECT_LE(r->schedule.makespan, 0.030 + 1e-9);
@@ -133,7 +133,7 @@ TEST(MoiraiMilpTest, TooLargeModelsFallBackToTheWarmStart) {
   CollectingLogger log;
   auto r = ScheduleMoirai(p, &*heft, options, &log);
   ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r->status, "warm_start");
+  EXPECT_EQ(r->status, PlanStatus::kWarmStart);
   EXPECT_DOUBLE_EQ(r->schedule.makespan, heft->makespan);
   // The bound then comes from GETF's assignment MILP, a relaxation of the model.
   EXPECT_TRUE(r->has_bound);

@@ -74,7 +74,7 @@ TEST(PipelinePlannerTest, CutsAStackedLstmBetweenLayers) {
   ASSERT_TRUE(single.ok());
   const plan::Plan& p = pipe->result.plan;
   EXPECT_EQ(p.algo, "pipeline");
-  EXPECT_EQ(pipe->result.status, "heuristic");
+  EXPECT_EQ(pipe->result.status, PlanStatus::kHeuristic);
   EXPECT_NE(pipe->result.detail.find("2 stages"), std::string::npos) << pipe->result.detail;
   EXPECT_TRUE(plan::ValidatePlan(p, *f->cost).empty());
   ASSERT_EQ(p.devices.size(), 2u);
@@ -153,7 +153,7 @@ TEST(PipelinePlannerTest, TimeLimitReturnsTheBestPlanFound) {
   r.options.time_limit_s = 1e-9;
   auto out = RunPlanner("pipeline", r);
   ASSERT_TRUE(out.ok()) << out.status().ToString();
-  EXPECT_EQ(out->result.status, "time_limit");
+  EXPECT_EQ(out->result.status, PlanStatus::kTimeLimit);
   EXPECT_NE(out->result.detail.find("time limit"), std::string::npos);
   EXPECT_TRUE(plan::ValidatePlan(out->result.plan, *f->cost).empty());
 }

@@ -44,7 +44,7 @@ TEST(SinglePlannerTest, PutsEverythingOnTheFastestDeviceThatFits) {
   EXPECT_EQ(p.devices[0].device, DeviceId(1));
   EXPECT_EQ(p.devices[0].subgraphs.size(), 6u);
   EXPECT_EQ(p.algo, "single");
-  EXPECT_EQ(out->result.status, "heuristic");
+  EXPECT_EQ(out->result.status, PlanStatus::kHeuristic);
   EXPECT_THAT(plan::ValidatePlan(p, *f->cost), ::testing::IsEmpty());
   // Loads (1 ms each) overlap 1 ms ops: the first load, then the ops back to back.
   EXPECT_NEAR(out->sim.makespan_s, 1e-3 + 6 * 1e-3, 1e-12);

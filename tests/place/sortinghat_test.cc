@@ -171,7 +171,7 @@ TEST(SortingHatMilpTest, ParallelTransmissionOnlyPaysOnSeparateBuses) {
     o.time_limit_s = 10;
     auto sol = sh::Solve(p, warm, o, nullptr);
     ASSERT_TRUE(sol.ok()) << sol.status().ToString();
-    EXPECT_EQ(sol->status, "optimal");
+    EXPECT_EQ(sol->status, PlanStatus::kOptimal);
     // Separate buses: one weight loads through GPU 1 at the same time and is forwarded over
     // NVLink: max(10, 10 + 1) + 1 (copy-in) + 1 (compute) = 12. A shared bus serialises the loads
     // whatever the GPU: 21 stays optimal.
@@ -222,8 +222,8 @@ PlanRequest Request(const std::unique_ptr<Inputs>& s, const std::string& ablatio
   PlanRequest r;
   r.cost = s->cost.get();
   r.options.time_limit_s = 20;
-  r.options.submodel_time_limit_s = 0.2;
-  r.options.ablation = ablation;
+  EXPECT_TRUE(r.planner_options.Give("submodel-time-limit", 0.2).ok());
+  if (!ablation.empty()) EXPECT_TRUE(r.planner_options.Give("ablation", ablation).ok());
   return r;
 }
 
@@ -276,7 +276,7 @@ TEST(SortingHatPlannerTest, MergedPlanHasBusQueuesSubmodelsAndAnAccurateEstimate
   ASSERT_GT(report.merged_sim_s, 0.0);
   // Fig. 11: the MILP's own estimate against the simulator (paper: within 3% on hardware).
   EXPECT_NEAR(report.milp_estimate_s, report.merged_sim_s, 0.1 * report.merged_sim_s);
-  if (report.kept == "milp") {
+  if (report.kept_milp) {
     const plan::Plan& plan = out->result.plan;
     EXPECT_EQ(plan.submodels.size(), 2u);
     ASSERT_TRUE(out->result.model_objective_s.has_value());
@@ -323,7 +323,7 @@ TEST(SortingHatPlannerTest, AblationsGiveValidPlans) {
     }
   }
   PlanRequest bad = Request(s);
-  bad.options.subgraphs_per_gpu = 1;
+  ASSERT_TRUE(bad.planner_options.Give("q", int64_t{1}).ok());
   EXPECT_EQ(PlanSortingHat(bad).status().code(), StatusCode::kInvalidArgument);
 }
 

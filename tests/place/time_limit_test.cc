@@ -48,11 +48,12 @@ TEST(TimeLimitTest, MoiraiKeepsItsWarmStartWhenTheLimitEndsWhileBuilding) {
   auto r = ScheduleMoirai(p, &warm->schedule, options);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->schedule.Check(p, 1e-9), "");
-  const std::set<std::string> statuses = {"warm_start", "time_limit", "optimal"};
-  EXPECT_TRUE(statuses.count(r->status)) << r->status;
+  const std::set<PlanStatus> statuses = {PlanStatus::kWarmStart, PlanStatus::kTimeLimit,
+                                         PlanStatus::kOptimal};
+  EXPECT_TRUE(statuses.count(r->status)) << PlanStatusName(r->status);
   // Never worse than the warm start in the model's terms; the warm start itself when kept.
   EXPECT_LE(r->model_objective, ModelMakespan(p, warm->schedule) * (1 + 1e-9));
-  if (r->status == "warm_start") {
+  if (r->status == PlanStatus::kWarmStart) {
     EXPECT_EQ(r->schedule.device, warm->schedule.device);
   }
 }
@@ -66,8 +67,9 @@ TEST(TimeLimitTest, GetfReturnsAValidScheduleUnderAShortLimit) {
   auto r = ScheduleGetf(p, &warm->schedule, options);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->schedule.Check(p, 1e-9), "");
-  const std::set<std::string> statuses = {"warm_start", "feasible", "optimal"};
-  EXPECT_TRUE(statuses.count(r->status)) << r->status;
+  const std::set<PlanStatus> statuses = {PlanStatus::kWarmStart, PlanStatus::kFeasible,
+                                         PlanStatus::kOptimal};
+  EXPECT_TRUE(statuses.count(r->status)) << PlanStatusName(r->status);
   EXPECT_LE(r->schedule.makespan, warm->schedule.makespan + 1e-9);
   EXPECT_LE(r->bound, r->schedule.makespan + 1e-9);
 }
@@ -96,15 +98,17 @@ TEST(TimeLimitTest, SortingHatKeepsWarmStartsForSubmodelsPastTheLimit) {
   auto out = PlanSortingHat(r, &report);
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   EXPECT_TRUE(plan::CheckPlan(out->plan, *s->cost, "sortinghat").ok());
-  const std::set<std::string> statuses = {"feasible", "time_limit", "heuristic"};
-  EXPECT_TRUE(statuses.count(out->status)) << out->status;
+  const std::set<PlanStatus> statuses = {PlanStatus::kFeasible, PlanStatus::kTimeLimit,
+                                         PlanStatus::kHeuristic};
+  EXPECT_TRUE(statuses.count(out->status)) << PlanStatusName(out->status);
   // The report and the status agree on what the limit cut short.
   int warm = 0;
-  for (const SortingHatSubmodelStats& st : report.submodels) warm += st.status == "warm";
+  for (const SortingHatSubmodelStats& st : report.submodels)
+    warm += st.status == PlanStatus::kWarmStart;
   EXPECT_LE(report.out_of_time, warm);
   if (report.out_of_time > 0) {
-    EXPECT_NE(out->status, "feasible");
-    if (report.kept == "milp") {
+    EXPECT_NE(out->status, PlanStatus::kFeasible);
+    if (report.kept_milp) {
       EXPECT_NE(out->detail.find("kept their warm start"), std::string::npos) << out->detail;
     }
   }
@@ -120,9 +124,11 @@ TEST(TimeLimitTest, EveryExactPlannerAndAutoGiveAValidPlanUnderAShortLimit) {
     auto out = RunPlanner(algo, r);
     ASSERT_TRUE(out.ok()) << algo << ": " << out.status().ToString();
     EXPECT_TRUE(std::isfinite(out->sim.makespan_s) && out->sim.makespan_s > 0) << algo;
-    const std::set<std::string> statuses = {"optimal", "feasible", "time_limit", "heuristic",
-                                            "warm_start"};
-    EXPECT_TRUE(statuses.count(out->result.status)) << algo << ": " << out->result.status;
+    const std::set<PlanStatus> statuses = {PlanStatus::kOptimal, PlanStatus::kFeasible,
+                                           PlanStatus::kTimeLimit, PlanStatus::kHeuristic,
+                                           PlanStatus::kWarmStart};
+    EXPECT_TRUE(statuses.count(out->result.status))
+        << algo << ": " << PlanStatusName(out->result.status);
   }
 }
 

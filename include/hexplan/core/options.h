@@ -67,9 +67,9 @@ class OptionSet {
   // A set with these specs and every given value, each converted and checked; a given name the
   // specs do not know is an error naming the flag and `who` ("planner 'heft'").
   StatusOr<OptionSet> Resolve(std::vector<OptionSpec> specs, const std::string& who) const;
-  // The same, dropping given values the specs do not know (a portfolio passing options on to
-  // its members, each taking its own).
-  OptionSet Restrict(std::vector<OptionSpec> specs) const;
+  // The given values the specs know, still unresolved (a portfolio passing options on to its
+  // members, each taking its own and checking it when it resolves them).
+  OptionSet Restrict(const std::vector<OptionSpec>& specs) const;
 
   const std::vector<OptionSpec>& specs() const { return specs_; }
   const std::map<std::string, OptionValue>& given() const { return given_; }

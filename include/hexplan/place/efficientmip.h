@@ -28,6 +28,7 @@
 #include "hexplan/core/status.h"
 #include "hexplan/cost/cost_model.h"
 #include "hexplan/graph/efficientmip_io.h"
+#include "hexplan/place/plan_status.h"
 
 namespace hx::place {
 
@@ -154,7 +155,7 @@ struct EfficientMipSolveResult {
   double latency_s = 0.0;  // exact, of `split`
   // "optimal" (MILP proved within the gap), "feasible" (MILP incumbent better than the warm
   // start), "time_limit" (limit reached; warm start/heuristic kept), "warm_start" (no MILP run).
-  std::string status;
+  PlanStatus status = PlanStatus::kHeuristic;
   double bound_s = 0.0;  // the best proven lower bound (the critical path bound without a MILP)
   double gap = 0.0;      // (latency - bound) / latency
   double greedy_latency_s = 0.0;

@@ -21,11 +21,14 @@
 // Warm-started from the best fast schedule (the MIP start), and never worse than it: when ETF's
 // schedule is longer, the warm start is returned.
 
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "hexplan/core/logger.h"
 #include "hexplan/core/status.h"
+#include "hexplan/milp/solver.h"
+#include "hexplan/place/plan_status.h"
 #include "hexplan/place/scheduling_problem.h"
 
 namespace hx::place {
@@ -35,6 +38,12 @@ struct GetfOptions {
   double relative_gap = 1e-4;
   int threads = 1;
   int seed = 0;
+  // The exact planners' files (exact_planner.h): the assignment MILP written in LP or MPS format,
+  // or an external solver's solution of it read instead of solving.
+  std::string export_lp;
+  std::string export_mps;
+  std::string solution_path;
+  std::function<void(const milp::ProgressPoint&)> on_progress;  // the solver's progress (or null)
   Status Validate() const;
 };
 
@@ -42,7 +51,7 @@ struct GetfResult {
   Schedule schedule;
   // "optimal" (the makespan meets the proven bound), "feasible" (GETF's schedule), "warm_start"
   // (the warm start was shorter, or the MILP found no assignment in the limit).
-  std::string status;
+  PlanStatus status = PlanStatus::kHeuristic;
   double bound = 0.0;  // proven lower bound on the makespan (the assignment MILP's bound)
   double gap = 0.0;    // (makespan - bound) / makespan
   int num_groups = 0;

@@ -8,11 +8,13 @@
 // Big-M constants are the tightest the horizon allows: the warm start's makespan bounds every time
 // in an optimal solution, so every S and C gets that upper bound and M = horizon.
 
+#include <functional>
 #include <string>
 
 #include "hexplan/core/logger.h"
 #include "hexplan/core/status.h"
 #include "hexplan/milp/solver.h"
+#include "hexplan/place/plan_status.h"
 #include "hexplan/place/scheduling_problem.h"
 
 namespace hx::place {
@@ -26,6 +28,7 @@ struct MoiraiOptions {
   // Models larger than this many constraints are not built; the warm start is returned instead.
   size_t max_constraints = 400000;
   bool progress_to_stderr = false;
+  std::function<void(const milp::ProgressPoint&)> on_progress;  // the solver's progress (or null)
   // Write the model here before solving (optional). A model above max_constraints is still
   // written (for an external solver), just not solved here.
   std::string export_lp;
@@ -42,7 +45,7 @@ struct MoiraiResult {
   // "optimal": proven within the gap. "time_limit": the solver's incumbent, better than the warm
   // start, when the limit ended. "warm_start": the warm start kept (the solver found nothing
   // better, or the model was too large to solve). "feasible": built from --solution.
-  std::string status;
+  PlanStatus status = PlanStatus::kWarmStart;
   double model_objective = 0.0;  // the MILP's own makespan for the returned placement
   bool has_bound = false;        // false for --solution and unsolved models
   double bound = 0.0;            // the solver's proven lower bound

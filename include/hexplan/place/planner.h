@@ -10,51 +10,66 @@
 #include <vector>
 
 #include "hexplan/core/logger.h"
+#include "hexplan/core/options.h"
 #include "hexplan/core/status.h"
 #include "hexplan/cost/cost_model.h"
+#include "hexplan/milp/solver.h"
+#include "hexplan/place/plan_status.h"
 #include "hexplan/plan/plan.h"
 #include "hexplan/sim/lower_bound.h"
 #include "hexplan/sim/simulator.h"
 
 namespace hx::place {
 
+// Graph coarsening in front of a planner (`--coarsen`).
+enum class Coarsening {
+  kPlannerDefault,  // "" : the planner's own default (MOIRAI fuses, the others do not)
+  kNone,            // "none"
+  kFusion,          // "fusion": MOIRAI's GCOF operator fusion (coarsened_planning.h)
+};
+const char* CoarseningName(Coarsening coarsening);              // "", "none", "fusion"
+StatusOr<Coarsening> ParseCoarsening(const std::string& name);  // error names --coarsen
+
+// A seed as the MILP solver takes it (a non-negative int): one reduction for every planner.
+inline int MilpSeed(uint64_t seed) { return static_cast<int>(seed % 1000000007ULL); }
+
+// What every planner shares. A planner's own options (Chrion's --alpha, SortingHat's --q, the exact
+// planners' --export-lp...) are typed records it registers (Planner::Options) and reads from
+// PlanRequest::planner_options.
 struct PlannerOptions {
   double time_limit_s = 60.0;  // wall-clock budget for planners that search
   uint64_t seed = 1;           // every random choice comes from it
 
-  // Graph coarsening in front of any planner (`--coarsen`): "" or "none", or "fusion" (MOIRAI's
-  // GCOF operator fusion driven by `fusion_rules_path`, or the built-in rules when empty).
-  std::string coarsen;
+  // Graph coarsening in front of any planner; fusion follows `fusion_rules_path`, or the
+  // built-in rules when empty. RunPlanner decides it, in one place.
+  Coarsening coarsen = Coarsening::kPlannerDefault;
   std::string fusion_rules_path;
 
   // `--cpu-weights-in-place`: after any planner, CPU devices read their weights from host memory
   // (plan::ReadCpuWeightsInPlace) instead of loading a copy; for plans run on CPU core groups.
   bool cpu_weights_in_place = false;
 
-  // Chrion (`--alpha`): weight of GPU memory against finish time in its greedy cost EFT +
-  // alpha*mem.
-  double alpha = 0.0;
-
   // Exact (MILP) planners.
-  double relative_gap = 1e-4;   // stop when the incumbent is proven this close to the bound
-  int threads = 1;              // solver threads (1 keeps runs deterministic)
-  std::string export_lp_path;   // `--export-lp`: write the model (LP format) and go on solving
-  std::string export_mps_path;  // `--export-mps`: the same in free MPS
-  std::string solution_path;    // `--solution`: read an external solver's solution, do not solve
-
-  // SortingHat.
-  int subgraphs_per_gpu = 6;         // --q
-  int dominators_per_submodel = 1;   // --ndom
-  double submodel_time_limit_s = 0;  // per-submodel MILP limit; 0: time_limit_s split evenly
-  std::string ablation;              // "", "no-contention", "no-topology", "independent"
+  double relative_gap = 1e-4;  // stop when the incumbent is proven this close to the bound
+  int threads = 1;             // solver threads (1 keeps runs deterministic)
+  // `--no-warm-start` clears it: exact planners then start from their own feasibility step
+  // instead of the best plan of the fast planners.
+  bool warm_start = true;
 
   Status Validate() const;
+  // The seed as the MILP solver takes it (a non-negative int), the same for every planner.
+  int SolverSeed() const { return MilpSeed(seed); }
 };
 
 struct PlanRequest {
   const cost::CostModel* cost = nullptr;  // its graph and cluster are the ones to plan for
   PlannerOptions options;
+  // The planner's own options: the values a user gave (a set without specs) until RunPlanner
+  // resolves them against the planner's Options(); planners read them through ResolveOptions.
+  OptionSet planner_options;
   Logger* logger = nullptr;
+  // Called by exact planners on every new incumbent or bound of their solver (may be null).
+  std::function<void(const milp::ProgressPoint&)> on_solver_progress;
   // Copied into the plan so that `simulate PLAN` can rebuild the graph and cluster.
   std::string model_spec;
   graph::ZooOptions model_options;
@@ -66,9 +81,8 @@ struct PlanRequest {
 
 struct PlanResult {
   plan::Plan plan;
-  // "optimal" (proved), "feasible" (a solver's incumbent), "time_limit" (stopped by the limit with
-  // a plan), "heuristic" (a rule, no optimality claim).
-  std::string status = "heuristic";
+  // What the planner found (plan_status.h); its name is the JSON `status`.
+  PlanStatus status = PlanStatus::kHeuristic;
   double planning_time_s = 0.0;
   // Exact planners: the model's own objective for the returned plan, the solver's best bound and
   // its relative gap ((objective - bound) / objective). Unset for heuristics.
@@ -84,6 +98,11 @@ class Planner {
   virtual ~Planner() = default;
   virtual std::string Name() const = 0;
   virtual std::string Description() const = 0;
+  // The options this planner owns (name, description, default, bounds): `--help`, flag
+  // validation and the docs' planner table read them.
+  virtual std::vector<OptionSpec> Options() const { return {}; }
+  // The coarsening `--coarsen` leaves to the planner (kNone or kFusion).
+  virtual Coarsening DefaultCoarsening() const { return Coarsening::kNone; }
   // The planner's own work: returns a complete plan (planners fill devices and weight modes, then
   // usually plan::CompleteTransfers), or an error such as ResourceExhausted naming the device short
   // of memory.
@@ -96,6 +115,11 @@ using PlannerFactory = std::function<std::unique_ptr<Planner>()>;
 bool RegisterPlanner(const std::string& name, PlannerFactory factory);
 std::vector<std::string> PlannerNames();  // sorted
 StatusOr<std::unique_ptr<Planner>> MakePlanner(const std::string& name);
+// The options the named planner owns.
+StatusOr<std::vector<OptionSpec>> PlannerOptionSpecs(const std::string& name);
+// The request's given planner options checked against `planner`'s own: an unknown or out-of-range
+// option is InvalidArgument naming the flag (and, for an unknown one, which planners own it).
+StatusOr<OptionSet> ResolveOptions(const PlanRequest& request, const Planner& planner);
 
 // What `hexplan place` reports: the plan, its simulated latency and the lower bound.
 struct PlacementOutcome {

@@ -12,6 +12,7 @@
 #include "hexplan/core/id.h"
 #include "hexplan/core/status.h"
 #include "hexplan/graph/graph.h"
+#include "hexplan/place/plan_status.h"
 #include "hexplan/place/planner.h"
 
 namespace hx::place {
@@ -35,24 +36,43 @@ struct SortingHatSubmodelStats {
   int weights = 0;  // parameter nodes decided in this submodel
   size_t variables = 0;
   size_t constraints = 0;
-  std::string status;      // the solver's status, or "warm" when the MILP was skipped
-  std::string warm_start;  // which warm start seeded it
+  PlanStatus status = PlanStatus::kWarmStart;  // warm_start when the MILP was skipped
+  std::string warm_start;                      // which warm start seeded it
   double warm_objective_s = 0.0;
   double objective_s = 0.0;  // TotalLatency of the kept solution
   double bound_s = 0.0;
   double solve_time_s = 0.0;
 };
 
+// `--ablation`: SortingHat with one of its ideas taken out (§5.4), returning its own plan.
+enum class SortingHatAblation {
+  kNone,
+  kNoContention,  // "no-contention": parameter copies queue per GPU, not per PCIe bus
+  kNoTopology,    // "no-topology": copies between GPUs priced without the topology
+  kIndependent,   // "independent": each GPU scheduled on its own
+};
+const char* SortingHatAblationName(SortingHatAblation ablation);  // "" for kNone
+
+// The options SortingHat owns (--q, --ndom, --submodel-time-limit, --ablation), typed.
+struct SortingHatSettings {
+  int subgraphs_per_gpu = 6;         // q
+  int dominators_per_submodel = 1;   // ndom
+  double submodel_time_limit_s = 0;  // per-submodel MILP limit; 0: the time limit split evenly
+  SortingHatAblation ablation = SortingHatAblation::kNone;
+};
+
 struct SortingHatReport {
   std::vector<SortingHatSubmodelStats> submodels;
   double milp_estimate_s = 0.0;  // TotalLatency of the last submodel (the merged plan's estimate)
   double merged_sim_s = 0.0;     // the merged plan, simulated (0 when it was not valid)
-  std::string kept;              // "milp", or the warm-start planner whose plan was returned
+  bool kept_milp = true;         // the merged MILP plan was returned
+  std::string kept_warm_start;   // else: the warm-start planner whose plan was returned
   int out_of_time = 0;  // submodels not solved because the time limit was spent (warm start kept)
 };
 
-// The planner's work (the registry's `sortinghat` calls it). Uses request.options: q, ndom,
-// submodel_time_limit_s (0: time_limit_s split over the submodels), ablation, threads, seed.
+// The planner's work (the registry's `sortinghat`), with its report. Reads the planner options q,
+// ndom, submodel-time-limit (0: the time limit split over the submodels) and ablation from
+// request.planner_options, and threads, seed and gap from request.options.
 StatusOr<PlanResult> PlanSortingHat(const PlanRequest& request, SortingHatReport* report = nullptr);
 
 }  // namespace hx::place

@@ -5,6 +5,7 @@
 #include <functional>
 #include <string>
 
+#include "hexplan/core/logger.h"
 #include "hexplan/core/status.h"
 #include "hexplan/place/scheduling_problem.h"
 
@@ -20,6 +21,12 @@ struct WarmStart {
 // greedy rules).
 StatusOr<WarmStart> BestFastSchedule(const SchedulingProblem& problem,
                                      const std::function<double(const Schedule&)>& score = nullptr);
+
+// The warm start of an exact planner: BestFastSchedule, or an error saying why there is none
+// (`--no-warm-start`, or no fast planner found a schedule; logged at info level for `planner`).
+StatusOr<WarmStart> WarmStartFor(const SchedulingProblem& problem, bool wanted,
+                                 const std::string& planner, Logger* logger,
+                                 const std::function<double(const Schedule&)>& score = nullptr);
 
 // The memory checks every exact planner makes before building a model: ResourceExhausted naming
 // `constraint` (e.g. "memory constraints (5)") and the shortfall in bytes when the operators need

@@ -1,0 +1,127 @@
+#pragma once
+// The skeleton every exact (MILP) planner shares, so that MOIRAI, GETF, EfficientMIP and SortingHat
+// supply only their model:
+//   1. options: the planner's own plus --export-lp, --export-mps and --solution (ExactOptionSpecs);
+//   2. the model: the planner builds its MILP from its warm starts (ExactPlanner::SolveModel) and
+//      hands it to RunMilp, which exports it when asked, reads an external solution instead of
+//      solving when given one, or solves it under the time left, reporting progress;
+//   3. keep the faster: the model's plan against its warm start's, by simulation (the MILP's model
+//      is not the simulator's), so an exact planner is never worse than its warm start;
+//   4. report: status, the model's objective, the solver's bound and gap, a detail line.
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hexplan/core/logger.h"
+#include "hexplan/core/options.h"
+#include "hexplan/core/status.h"
+#include "hexplan/milp/model.h"
+#include "hexplan/milp/solver.h"
+#include "hexplan/place/planner.h"
+
+namespace hx::place {
+
+// --export-lp, --export-mps and --solution: every exact planner owns them.
+std::vector<OptionSpec> ExactOptionSpecs();
+
+// How a planner's MILP meets the solver.
+struct MilpSettings {
+  double time_limit_s = 60.0;  // for this model's solve (a planner with several splits it)
+  double relative_gap = 1e-4;
+  int threads = 1;
+  int seed = 0;
+  std::string export_lp;      // write the model here (LP format) before solving
+  std::string export_mps;     // the same in free MPS
+  std::string solution_path;  // read this solution instead of solving
+  bool progress_to_stderr = false;
+  std::function<void(const milp::ProgressPoint&)> on_progress;  // may be null
+
+  // A copy for the `index`-th of `count` models of one request: with more than one, the export
+  // paths get ".<index>" before their extension and a solution file is refused (it answers one
+  // model).
+  StatusOr<MilpSettings> ForPart(int index, int count, const std::string& planner) const;
+  bool WantsFiles() const {
+    return !export_lp.empty() || !export_mps.empty() || !solution_path.empty();
+  }
+};
+
+// The settings of a request: its shared options (gap, threads, seed), the exact options, the
+// given time limit.
+MilpSettings MilpSettingsFor(const PlanRequest& request, const OptionSet& options,
+                             double time_limit_s);
+
+// What RunMilp did with a model.
+enum class MilpRunKind {
+  kSolved,        // solved by CBC: `result` is the solver's
+  kFromSolution,  // values read from MilpSettings::solution_path (`violations` counts the model
+                  // constraints they break); result.status is kFeasible
+};
+struct MilpRun {
+  MilpRunKind kind = MilpRunKind::kSolved;
+  milp::SolveResult result;
+  size_t violations = 0;
+};
+
+// Step 2's parts: the model written to the requested LP and MPS files (none asked: nothing), and
+// the values of settings.solution_path read for it (the violated constraints logged and counted).
+Status ExportMilp(const milp::Model& model, const MilpSettings& settings);
+StatusOr<MilpRun> ReadMilpSolution(const milp::Model& model, const MilpSettings& settings,
+                                   const std::string& planner, Logger* logger);
+
+// Exports the model when asked, then reads the external solution or solves with CBC under
+// settings.time_limit_s (with the MIP start, when not empty). Errors name the file.
+StatusOr<MilpRun> RunMilp(const milp::Model& model, std::vector<double> mip_start,
+                          const MilpSettings& settings, const std::string& planner, Logger* logger);
+
+// A plan the model started from (a fast planner's, a heuristic's), kept when it simulates faster.
+struct WarmPlan {
+  std::string name;
+  plan::Plan plan;
+  std::optional<double> objective_s;  // in the model's own terms, when it has one
+};
+
+// What an exact planner's model hands back to the skeleton.
+struct ExactAnswer {
+  plan::Plan plan;
+  PlanStatus status = PlanStatus::kFeasible;
+  std::optional<double> model_objective_s;
+  std::optional<double> bound_s;
+  std::optional<double> gap;
+  std::string detail;
+  // The warm starts: the skeleton returns the fastest of them instead of `plan` when it simulates
+  // faster (or `plan` does not pass the validator), with status warm_start.
+  std::vector<WarmPlan> warm_plans;
+  bool from_solution_file = false;  // a --solution plan is returned as read, never replaced
+  std::string kept_warm_start;      // set by the skeleton: the name of the warm start kept
+};
+
+class ExactPlanner : public Planner {
+ public:
+  std::vector<OptionSpec> Options() const final;
+  StatusOr<PlanResult> Plan(const PlanRequest& request) final;
+
+ protected:
+  // Options the model owns beyond the exact ones.
+  virtual std::vector<OptionSpec> ModelOptions() const { return {}; }
+  // Warm starts, the model built and solved through RunMilp, the solution turned into a plan.
+  // `settings.time_limit_s` is what is left of the request's limit for all of it.
+  virtual StatusOr<ExactAnswer> SolveModel(const PlanRequest& request, const OptionSet& options,
+                                           const MilpSettings& settings) = 0;
+  // Called with the answer after step 3 (for planners that report which plan was kept).
+  virtual void OnAnswer(const ExactAnswer& answer) {}
+};
+
+// What is left of the request's time limit for a model started `elapsed_s` into the planner,
+// keeping a little for turning its answer into a plan (at least 10 ms: the model then keeps its
+// warm start).
+double TimeLeftForModel(const PlanRequest& request, double elapsed_s);
+
+// Step 3 alone: `answer.plan` against `answer.warm_plans` by simulation; the fastest becomes the
+// answer's plan (a warm one with status warm_start, its objective and the gap to the bound, or no
+// objective, bound and gap when it has no objective in the model's terms). Fails only when no
+// plan passes the validator.
+Status KeepFasterPlan(const cost::CostModel& cost, ExactAnswer* answer);
+
+}  // namespace hx::place

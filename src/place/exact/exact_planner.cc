@@ -1,0 +1,187 @@
+#include "hexplan/place/exact_planner.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <limits>
+#include <set>
+
+#include "hexplan/core/stopwatch.h"
+#include "hexplan/plan/validator.h"
+#include "hexplan/sim/simulator.h"
+
+namespace hx::place {
+namespace {
+
+std::string Ms(double seconds) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.3f ms", seconds * 1e3);
+  return buf;
+}
+
+// "m.lp" -> "m.2.lp" (the part's index before the extension).
+std::string PartPath(const std::string& path, int index) {
+  if (path.empty()) return path;
+  const size_t slash = path.find_last_of('/');
+  const size_t dot = path.find_last_of('.');
+  const std::string tag = "." + std::to_string(index);
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return path + tag;
+  return path.substr(0, dot) + tag + path.substr(dot);
+}
+
+// An external solution's values: warned about when they break the model's constraints (the
+// planner then uses its placement and order, re-timed).
+}  // namespace
+
+StatusOr<MilpRun> ReadMilpSolution(const milp::Model& model, const MilpSettings& settings,
+                                   const std::string& planner, Logger* logger) {
+  MilpRun run;
+  run.kind = MilpRunKind::kFromSolution;
+  HX_ASSIGN_OR_RETURN(run.result.values, milp::ReadSolutionFile(settings.solution_path, model));
+  run.result.status = milp::SolveStatus::kFeasible;
+  const auto violations = model.Violations(run.result.values, 1e-6);
+  run.violations = violations.size();
+  run.result.objective = model.Evaluate(run.result.values);
+  if (violations.empty()) return run;
+  std::set<std::string> groups;
+  for (const auto& v : violations) groups.insert(v.group.empty() ? "bounds" : v.group);
+  std::string list;
+  for (const auto& g : groups) list += (list.empty() ? "" : ", ") + g;
+  LogTo(logger, LogLevel::kWarning,
+        planner + ": " + settings.solution_path + " violates " + std::to_string(violations.size()) +
+            " bounds or constraints of the model (" + list + "; first: " + violations.front().what +
+            " by " + std::to_string(violations.front().amount) +
+            "); using its placement and order");
+  return run;
+}
+
+std::vector<OptionSpec> ExactOptionSpecs() {
+  return {
+      StringOption("export-lp", "write the MILP (LP format) and go on solving", ""),
+      StringOption("export-mps", "write the MILP (free MPS) and go on solving", ""),
+      StringOption("solution",
+                   "load a Gurobi/HiGHS/SCIP/CBC solution file of the exported MILP instead of "
+                   "solving",
+                   ""),
+  };
+}
+
+MilpSettings MilpSettingsFor(const PlanRequest& request, const OptionSet& options,
+                             double time_limit_s) {
+  MilpSettings s;
+  s.time_limit_s = time_limit_s;
+  s.relative_gap = request.options.relative_gap;
+  s.threads = request.options.threads;
+  s.seed = request.options.SolverSeed();
+  s.export_lp = options.String("export-lp");
+  s.export_mps = options.String("export-mps");
+  s.solution_path = options.String("solution");
+  s.on_progress = request.on_solver_progress;
+  return s;
+}
+
+StatusOr<MilpSettings> MilpSettings::ForPart(int index, int count,
+                                             const std::string& planner) const {
+  MilpSettings part = *this;
+  if (count <= 1) return part;
+  if (!solution_path.empty())
+    return InvalidArgument("--solution: " + planner + " solves " + std::to_string(count) +
+                           " MILPs for this request and a solution file answers one");
+  part.export_lp = PartPath(export_lp, index);
+  part.export_mps = PartPath(export_mps, index);
+  return part;
+}
+
+Status ExportMilp(const milp::Model& model, const MilpSettings& settings) {
+  if (!settings.export_lp.empty()) HX_RETURN_IF_ERROR(milp::WriteLpFile(model, settings.export_lp));
+  if (!settings.export_mps.empty())
+    HX_RETURN_IF_ERROR(milp::WriteMpsFile(model, settings.export_mps));
+  return Status::Ok();
+}
+
+StatusOr<MilpRun> RunMilp(const milp::Model& model, std::vector<double> mip_start,
+                          const MilpSettings& settings, const std::string& planner,
+                          Logger* logger) {
+  HX_RETURN_IF_ERROR(ExportMilp(model, settings));
+  if (!settings.solution_path.empty()) return ReadMilpSolution(model, settings, planner, logger);
+  milp::SolveOptions solve;
+  solve.time_limit_s = settings.time_limit_s;
+  solve.relative_gap = settings.relative_gap;
+  solve.threads = settings.threads;
+  solve.seed = settings.seed;
+  solve.mip_start = std::move(mip_start);
+  solve.progress_to_stderr = settings.progress_to_stderr;
+  solve.on_progress = settings.on_progress;
+  MilpRun run;
+  HX_ASSIGN_OR_RETURN(run.result, milp::SolveWithCbc(model, solve, logger));
+  return run;
+}
+
+double TimeLeftForModel(const PlanRequest& request, double elapsed_s) {
+  const double limit = request.options.time_limit_s;
+  return std::max(0.01, limit - std::min(0.25, 0.03 * limit) - elapsed_s);
+}
+
+Status KeepFasterPlan(const cost::CostModel& cost, ExactAnswer* answer) {
+  if (answer->warm_plans.empty() || answer->from_solution_file ||
+      answer->status == PlanStatus::kWarmStart)
+    return Status::Ok();
+  const Status valid = plan::CheckPlan(answer->plan, cost, "the MILP's plan");
+  double model_s = std::numeric_limits<double>::infinity();
+  if (valid.ok()) {
+    HX_ASSIGN_OR_RETURN(sim::SimResult sim, sim::Simulate(answer->plan, cost));
+    model_s = sim.makespan_s;
+  }
+  int best = -1;
+  double best_s = model_s;
+  for (size_t i = 0; i < answer->warm_plans.size(); ++i) {
+    auto sim = sim::Simulate(answer->warm_plans[i].plan, cost);
+    if (!sim.ok() || !(sim->makespan_s < best_s * (1.0 - 1e-9))) continue;
+    best = static_cast<int>(i);
+    best_s = sim->makespan_s;
+  }
+  if (best < 0) {
+    if (!valid.ok()) return Internal(valid.message());
+    return Status::Ok();
+  }
+  WarmPlan& warm = answer->warm_plans[best];
+  answer->detail += "; kept the warm start " + warm.name + ": it simulates to " + Ms(best_s) +
+                    ", the MILP's plan (" + PlanStatusName(answer->status) + ") to " +
+                    (valid.ok() ? Ms(model_s) : "an invalid plan (" + valid.message() + ")");
+  answer->plan = std::move(warm.plan);
+  answer->kept_warm_start = warm.name;
+  answer->status = PlanStatus::kWarmStart;
+  answer->model_objective_s = warm.objective_s;
+  if (!warm.objective_s) {
+    answer->bound_s.reset();
+    answer->gap.reset();
+  } else if (answer->bound_s && *warm.objective_s > 0.0) {
+    answer->gap = std::max(0.0, (*warm.objective_s - *answer->bound_s) / *warm.objective_s);
+  }
+  answer->warm_plans.clear();
+  return Status::Ok();
+}
+
+std::vector<OptionSpec> ExactPlanner::Options() const {
+  std::vector<OptionSpec> specs = ModelOptions();
+  for (OptionSpec& s : ExactOptionSpecs()) specs.push_back(std::move(s));
+  return specs;
+}
+
+StatusOr<PlanResult> ExactPlanner::Plan(const PlanRequest& request) {
+  if (request.cost == nullptr) return InvalidArgument(Name() + ": request without a cost model");
+  HX_ASSIGN_OR_RETURN(const OptionSet options, ResolveOptions(request, *this));
+  const MilpSettings settings = MilpSettingsFor(request, options, request.options.time_limit_s);
+  HX_ASSIGN_OR_RETURN(ExactAnswer answer, SolveModel(request, options, settings));
+  HX_RETURN_IF_ERROR(KeepFasterPlan(*request.cost, &answer));
+  OnAnswer(answer);
+  PlanResult result;
+  result.plan = std::move(answer.plan);
+  result.status = answer.status;
+  result.model_objective_s = answer.model_objective_s;
+  result.solver_bound_s = answer.bound_s;
+  result.solver_gap = answer.gap;
+  result.detail = std::move(answer.detail);
+  return result;
+}
+
+}  // namespace hx::place
