@@ -5,6 +5,7 @@
 
 #include "cli/command.h"
 #include "hexplan/core/file_util.h"
+#include "hexplan/share/algorithms.h"
 #include "hexplan/share/deploy.h"
 #include "hexplan/share/planner.h"
 #include "hexplan/share/reconfigure.h"
@@ -224,6 +225,17 @@ int RunShare(const ShareArgs& a) {
   return 0;
 }
 
+// The --help footer: every algorithm with its one-line description, in the comparison's order.
+std::string AlgorithmsFooter() {
+  std::string text = "Algorithms (--algo):";
+  for (const auto& algo : share::ShareAlgorithms()) {
+    char line[200];
+    std::snprintf(line, sizeof(line), "\n  %-22s %s", algo.name.c_str(), algo.description.c_str());
+    text += line;
+  }
+  return text;
+}
+
 }  // namespace
 
 Command AddShareCommand(CLI::App& root) {
@@ -242,8 +254,7 @@ Command AddShareCommand(CLI::App& root) {
   app->add_option("--gpu", a->gpu, "a100-40gb, a100-80gb, h100-80gb or h200-141gb")
       ->capture_default_str();
   app->add_option("--algo", a->options.algo,
-                  "parvagpu, parvagpu-single, parvagpu-unoptimized, gpulet, igniter, mig-serving, "
-                  "exact-pack, exact, hexplan")
+                  "the algorithm: " + share::ShareAlgorithmRegistry().NameList())
       ->capture_default_str();
   app->add_option("--slo-factor", a->options.slo_factor,
                   "share of the SLO a segment's batch latency may take")
@@ -264,6 +275,7 @@ Command AddShareCommand(CLI::App& root) {
   app->add_option("--seed", a->sim.seed, "simulation seed")->capture_default_str();
   app->add_option("--change", a->change,
                   "reconfigure after changing one service: NAME:rate=R,slo=S (§III-F)");
+  app->footer(AlgorithmsFooter());
   return {app, [a]() { return RunShare(*a); }};
 }
 

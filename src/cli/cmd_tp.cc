@@ -51,15 +51,7 @@ StatusOr<tp::TpOptions> MakeOptions(const TpArgs& a) {
   tp::TpOptions o;
   HX_ASSIGN_OR_RETURN(o.method, tp::ParseTpMethod(a.algo));
   o.groups = a.groups;
-  if (a.group_algo == "greedy")
-    o.grouping.algo = tp::GroupAlgo::kGreedy;
-  else if (a.group_algo == "exact")
-    o.grouping.algo = tp::GroupAlgo::kExact;
-  else if (a.group_algo == "optimized")
-    o.grouping.algo = tp::GroupAlgo::kOptimized;
-  else
-    return InvalidArgument("--group-algo '" + a.group_algo +
-                           "' is unknown; expected greedy, exact or optimized");
+  HX_ASSIGN_OR_RETURN(o.grouping.algo, tp::ParseGroupAlgo(a.group_algo));
   HX_ASSIGN_OR_RETURN(o.time, tp::TimePreset(a.time_preset));
   o.check_memory = !a.ignore_memory;
   o.paper_volume_accounting = a.paper_volume;
@@ -230,6 +222,22 @@ int RunTp(const TpArgs& args) {
   return 0;
 }
 
+// The --help footer: every method and grouping algorithm with its one-line description.
+std::string MethodsFooter() {
+  std::string text = "Methods (--algo):";
+  char line[200];
+  for (const auto& m : tp::TpMethods()) {
+    std::snprintf(line, sizeof(line), "\n  %-10s %s", m.name.c_str(), m.description.c_str());
+    text += line;
+  }
+  text += "\nGrouping algorithms (--group-algo):";
+  for (const auto& g : tp::GroupAlgos()) {
+    std::snprintf(line, sizeof(line), "\n  %-10s %s", g.name.c_str(), g.description.c_str());
+    text += line;
+  }
+  return text;
+}
+
 }  // namespace
 
 Command AddTpCommand(CLI::App& root) {
@@ -239,9 +247,10 @@ Command AddTpCommand(CLI::App& root) {
   app->add_option("--model", args->model, "zoo transformer (gpt3-175b, mt-nlg-530b, ...)");
   app->add_option("--cluster", args->cluster,
                   "cluster preset or file (asym:S8, asym:nodes=38, ...)");
-  app->add_option("--algo", args->algo, "asymgroup | megatron | autoddl");
+  app->add_option("--algo", args->algo, "the method: " + tp::TpMethodRegistry().NameList());
   app->add_option("--groups", args->groups, "number of groups k (0 = automatic)");
-  app->add_option("--group-algo", args->group_algo, "greedy (the paper's) | exact | optimized");
+  app->add_option("--group-algo", args->group_algo,
+                  "the grouping algorithm: " + tp::GroupAlgoRegistry().NameList());
   app->add_option("--time-preset", args->time_preset, "per-step latency: paper | nccl");
   app->add_option("--batch", args->batch, "batch size (sequences)");
   app->add_option("--input-len", args->input_len, "prompt tokens");
@@ -254,6 +263,7 @@ Command AddTpCommand(CLI::App& root) {
   app->add_flag("--paper-volume", args->paper_volume,
                 "count every collective as b*h as the paper's eq. 1 does");
   app->add_option("--report", args->report, "write the Fig. 8/9 sweeps (markdown + SVG) into DIR");
+  app->footer(MethodsFooter());
   return {app, [args]() { return RunTp(*args); }};
 }
 

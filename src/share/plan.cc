@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <map>
 
+#include "hexplan/share/algorithms.h"
+
 namespace hx::share {
 
 int GpuAssignment::Gpcs() const {
@@ -32,20 +34,7 @@ Status ShareOptions::Validate() const {
     return InvalidArgument("interference_margin: expected a value in [0, 1)");
   }
   if (node_limit < 1 || exact_node_limit < 1) return InvalidArgument("node limits: expected >= 1");
-  const auto names = AlgoNames();
-  if (std::find(names.begin(), names.end(), algo) == names.end()) {
-    std::string all;
-    for (const auto& n : names) all += (all.empty() ? "" : ", ") + n;
-    return InvalidArgument("--algo: unknown algorithm '" + algo + "' (expected one of " + all +
-                           ")");
-  }
-  return Status::Ok();
-}
-
-std::vector<std::string> AlgoNames() {
-  return {"parvagpu",   "parvagpu-single", "parvagpu-unoptimized",
-          "gpulet",     "igniter",         "mig-serving",
-          "exact-pack", "exact",           "hexplan"};
+  return ShareAlgorithmRegistry().Find(algo).status();
 }
 
 StatusOr<ShareProblem> MakeProblem(const GpuModel& gpu, const std::vector<Service>& services,

@@ -341,16 +341,37 @@ double SymmetricCost(double batch, double g, double k) {
 
 double OneDCost(double batch, double g) { return batch * (g - 1.0) / g; }
 
+const std::vector<GroupAlgoEntry>& GroupAlgos() {
+  static const std::vector<GroupAlgoEntry> algos = {
+      {"greedy", "the paper's: sorted contiguous groups, then iterative reassignment",
+       GroupAlgo::kGreedy},
+      {"exact", "every set partition and ring order (small N only)", GroupAlgo::kExact},
+      {"optimized", "ours: greedy, then moves, swaps and ring reordering from several starts",
+       GroupAlgo::kOptimized},
+  };
+  return algos;
+}
+
+const Registry<GroupAlgoEntry>& GroupAlgoRegistry() {
+  static Registry<GroupAlgoEntry> registry("--group-algo: unknown grouping algorithm");
+  static const bool listed = [] {
+    for (const GroupAlgoEntry& a : GroupAlgos()) registry.Register(a.name, a);
+    return true;
+  }();
+  (void)listed;
+  return registry;
+}
+
 const char* GroupAlgoName(GroupAlgo algo) {
-  switch (algo) {
-    case GroupAlgo::kGreedy:
-      return "greedy";
-    case GroupAlgo::kExact:
-      return "exact";
-    case GroupAlgo::kOptimized:
-      return "optimized";
+  for (const GroupAlgoEntry& a : GroupAlgos()) {
+    if (a.algo == algo) return a.name.c_str();
   }
   return "?";
+}
+
+StatusOr<GroupAlgo> ParseGroupAlgo(const std::string& name) {
+  HX_ASSIGN_OR_RETURN(const GroupAlgoEntry entry, GroupAlgoRegistry().Find(name));
+  return entry.algo;
 }
 
 Status GroupingOptions::Validate() const {

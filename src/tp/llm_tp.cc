@@ -387,26 +387,40 @@ TpPlan PlanMegatron(const TpSystem& sys, const LlmShape& shape, const LlmWorkloa
 
 }  // namespace
 
+const std::vector<TpMethodEntry>& TpMethods() {
+  static const std::vector<TpMethodEntry> methods = {
+      {"asymgroup", "AsymGroup: capability-proportional 2D TP over k groups on a ring",
+       TpMethod::kAsymGroup},
+      {"megatron", "1D TP over all GPUs, two ring all-reduces per decoder layer",
+       TpMethod::kMegatron},
+      {"autoddl", "symmetric 2D TP on a k x N/k grid of the nodes, equal work per node",
+       TpMethod::kAutoDdl},
+      {"ideal", "the sqrt(N) x sqrt(N) grid bound of eq. 1 (communication volume only, no plan)",
+       TpMethod::kIdeal},
+  };
+  return methods;
+}
+
+const Registry<TpMethodEntry>& TpMethodRegistry() {
+  static Registry<TpMethodEntry> registry("--algo: unknown method");
+  static const bool listed = [] {
+    for (const TpMethodEntry& m : TpMethods()) registry.Register(m.name, m);
+    return true;
+  }();
+  (void)listed;
+  return registry;
+}
+
 const char* TpMethodName(TpMethod method) {
-  switch (method) {
-    case TpMethod::kAsymGroup:
-      return "asymgroup";
-    case TpMethod::kMegatron:
-      return "megatron";
-    case TpMethod::kAutoDdl:
-      return "autoddl";
-    case TpMethod::kIdeal:
-      return "ideal";
+  for (const TpMethodEntry& m : TpMethods()) {
+    if (m.method == method) return m.name.c_str();
   }
   return "?";
 }
 
 StatusOr<TpMethod> ParseTpMethod(const std::string& name) {
-  for (TpMethod m :
-       {TpMethod::kAsymGroup, TpMethod::kMegatron, TpMethod::kAutoDdl, TpMethod::kIdeal})
-    if (name == TpMethodName(m)) return m;
-  return InvalidArgument("--algo '" + name +
-                         "' is unknown; expected asymgroup, megatron, autoddl or ideal");
+  HX_ASSIGN_OR_RETURN(const TpMethodEntry entry, TpMethodRegistry().Find(name));
+  return entry.method;
 }
 
 Status LlmShape::Validate() const {

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -141,6 +142,33 @@ TEST(GroupingTest, RejectsBadInput) {
   Grouping bad;
   bad.groups = {{0, 1}, {1}};
   EXPECT_FALSE(ValidateGrouping(bad, 2).ok());
+}
+
+TEST(GroupAlgoRegistryTest, EveryNameResolvesAndGroups) {
+  std::vector<std::string> listed;
+  for (const GroupAlgoEntry& a : GroupAlgos()) listed.push_back(a.name);
+  std::sort(listed.begin(), listed.end());
+  EXPECT_EQ(GroupAlgoRegistry().Names(), listed);
+  const std::vector<double> caps = {1, 1, 2, 3, 3};
+  for (const std::string& name : GroupAlgoRegistry().Names()) {
+    auto algo = ParseGroupAlgo(name);
+    ASSERT_TRUE(algo.ok()) << name << ": " << algo.status().message();
+    EXPECT_EQ(GroupAlgoName(*algo), name);
+    GroupingOptions o;
+    o.algo = *algo;
+    auto r = FormGroups(caps, 2, o);
+    ASSERT_TRUE(r.ok()) << name << ": " << r.status().message();
+    EXPECT_EQ(r->grouping.groups.size(), 2u) << name;
+  }
+}
+
+TEST(GroupAlgoRegistryTest, UnknownNameIsNotFoundListingTheKnownNames) {
+  auto algo = ParseGroupAlgo("random");
+  ASSERT_FALSE(algo.ok());
+  EXPECT_EQ(algo.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(algo.status().message().find("--group-algo"), std::string::npos);
+  EXPECT_NE(algo.status().message().find("exact, greedy, optimized"), std::string::npos)
+      << algo.status().message();
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
@@ -236,6 +237,43 @@ TEST(LlmTpTest, BadInputIsRejected) {
   bad_auto.groups = 3;  // does not divide 16
   EXPECT_FALSE(PlanTensorParallel(sys, Small(), wl, bad_auto).ok());
   EXPECT_FALSE(ParseTpMethod("tesseract").ok());
+}
+
+TEST(TpMethodRegistryTest, EveryNameResolvesAndPlansOrBoundsTheVolume) {
+  std::vector<std::string> listed;
+  for (const TpMethodEntry& m : TpMethods()) listed.push_back(m.name);
+  std::sort(listed.begin(), listed.end());
+  EXPECT_EQ(TpMethodRegistry().Names(), listed);
+  TpSystem sys = MakeUniformSystem({1, 1, 2, 2}, A100Sxm80Spec(), "fp16");
+  LlmWorkload wl;
+  for (const std::string& name : TpMethodRegistry().Names()) {
+    auto method = ParseTpMethod(name);
+    ASSERT_TRUE(method.ok()) << name << ": " << method.status().message();
+    EXPECT_EQ(TpMethodName(*method), name);
+    EXPECT_TRUE(CommVolumeFraction(*method, sys.Capabilities(), sys.NumGpus()).ok()) << name;
+    auto r = PlanTensorParallel(sys, Small(), wl, Options(*method));
+    if (*method == TpMethod::kIdeal) {
+      EXPECT_FALSE(r.ok());  // a volume bound: no plan
+    } else {
+      ASSERT_TRUE(r.ok()) << name << ": " << r.status().message();
+      EXPECT_EQ(r->method, *method);
+      EXPECT_GT(r->total_s(), 0) << name;
+    }
+  }
+  for (TpMethod m :
+       {TpMethod::kAsymGroup, TpMethod::kMegatron, TpMethod::kAutoDdl, TpMethod::kIdeal}) {
+    EXPECT_TRUE(TpMethodRegistry().Find(TpMethodName(m)).ok()) << TpMethodName(m);
+  }
+}
+
+TEST(TpMethodRegistryTest, UnknownNameIsNotFoundListingTheKnownNames) {
+  auto m = ParseTpMethod("tesseract");
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(m.status().message().find("--algo"), std::string::npos) << m.status().message();
+  EXPECT_NE(m.status().message().find("'tesseract'"), std::string::npos);
+  EXPECT_NE(m.status().message().find("asymgroup, autoddl, ideal, megatron"), std::string::npos)
+      << m.status().message();
 }
 
 }  // namespace

@@ -78,6 +78,25 @@ TEST(TpCliTest, BadInputExitsTwo) {
   EXPECT_EQ(model.exit_code, 2);
 }
 
+TEST(TpCliTest, UnknownChoicesListTheRegisteredNames) {
+  auto algo = testing::RunCli("tp --model gpt3-175b --cluster asym:S0 --algo tesseract");
+  EXPECT_EQ(algo.exit_code, 2);
+  EXPECT_NE(algo.err.find("--algo"), std::string::npos) << algo.err;
+  EXPECT_NE(algo.err.find(TpMethodRegistry().NameList()), std::string::npos) << algo.err;
+  auto group = testing::RunCli("tp --model gpt3-175b --cluster asym:S0 --group-algo random");
+  EXPECT_EQ(group.exit_code, 2);
+  EXPECT_NE(group.err.find("--group-algo"), std::string::npos) << group.err;
+  EXPECT_NE(group.err.find(GroupAlgoRegistry().NameList()), std::string::npos) << group.err;
+  auto help = testing::RunCli("tp --help");
+  EXPECT_EQ(help.exit_code, 0);
+  for (const TpMethodEntry& m : TpMethods()) {
+    EXPECT_NE(help.out.find(m.description), std::string::npos) << m.name;
+  }
+  for (const GroupAlgoEntry& g : GroupAlgos()) {
+    EXPECT_NE(help.out.find(g.description), std::string::npos) << g.name;
+  }
+}
+
 TEST(TpReportTest, SvgChartIsWellFormed) {
   ChartSpec c;
   c.title = "a < b";

@@ -40,7 +40,7 @@ struct GpuAssignment {
 };
 
 struct ShareOptions {
-  std::string algo = "parvagpu";
+  std::string algo = "parvagpu";       // a name of ShareAlgorithms() (algorithms.h)
   double slo_factor = 0.5;             // the share of the SLO a segment's batch latency may take
   int max_processes = 0;               // 0: every profiled process count
   int optimize_threshold = 4;          // Algorithm 2: split segments of GPUs with <= this many GPCs
@@ -50,7 +50,7 @@ struct ShareOptions {
   Status Validate() const;
 };
 
-// The algorithms, in the order of the comparison table.
+// The algorithms' names, in the order of the comparison table (ShareAlgorithms() in algorithms.h).
 std::vector<std::string> AlgoNames();
 
 struct ShareProblem {

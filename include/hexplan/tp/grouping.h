@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "hexplan/core/registry.h"
 #include "hexplan/core/status.h"
 
 namespace hx::tp {
@@ -54,7 +55,21 @@ enum class GroupAlgo {
   kExact,      // exhaustive over set partitions and ring orders (small N only)
   kOptimized,  // ours: greedy, then moves, swaps and ring reordering from several starts
 };
+
+// The grouping algorithms by name (`hexplan tp --group-algo NAME`), listed once in
+// src/tp/grouping.cc.
+struct GroupAlgoEntry {
+  std::string name;
+  std::string description;  // one line, for help texts
+  GroupAlgo algo = GroupAlgo::kOptimized;
+};
+// Every grouping algorithm, in the order above.
+const std::vector<GroupAlgoEntry>& GroupAlgos();
+// The same algorithms by name. Find of an unknown name returns NotFound
+// "--group-algo: unknown grouping algorithm 'NAME' (known: ...)".
+const Registry<GroupAlgoEntry>& GroupAlgoRegistry();
 const char* GroupAlgoName(GroupAlgo algo);
+StatusOr<GroupAlgo> ParseGroupAlgo(const std::string& name);  // GroupAlgoRegistry().Find
 
 struct GroupingOptions {
   GroupAlgo algo = GroupAlgo::kOptimized;

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "hexplan/core/registry.h"
 #include "hexplan/core/status.h"
 #include "hexplan/graph/zoo.h"
 #include "hexplan/tp/grouping.h"
@@ -25,8 +26,20 @@
 namespace hx::tp {
 
 enum class TpMethod { kAsymGroup, kMegatron, kAutoDdl, kIdeal };
+
+// The methods by name (`hexplan tp --algo NAME`), listed once in src/tp/llm_tp.cc.
+struct TpMethodEntry {
+  std::string name;
+  std::string description;  // one line, for help texts
+  TpMethod method = TpMethod::kAsymGroup;
+};
+// Every method, in the order above.
+const std::vector<TpMethodEntry>& TpMethods();
+// The same methods by name. Find of an unknown name returns NotFound
+// "--algo: unknown method 'NAME' (known: ...)".
+const Registry<TpMethodEntry>& TpMethodRegistry();
 const char* TpMethodName(TpMethod method);
-StatusOr<TpMethod> ParseTpMethod(const std::string& name);
+StatusOr<TpMethod> ParseTpMethod(const std::string& name);  // TpMethodRegistry().Find
 
 struct LlmShape {
   std::string name;
