@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "hexplan/core/stopwatch.h"
-#include "hexplan/place/efficientmip.h"
+#include "hexplan/place/efficientmip/efficientmip.h"
 
 namespace {
 

@@ -11,8 +11,8 @@
 
 #include "hexplan/cost/cost_model.h"
 #include "hexplan/cost/workload.h"
-#include "hexplan/place/getf.h"
-#include "hexplan/place/moirai_milp.h"
+#include "hexplan/place/exact/getf.h"
+#include "hexplan/place/exact/moirai_milp.h"
 #include "hexplan/place/problem_builder.h"
 #include "hexplan/place/warm_start.h"
 

@@ -11,9 +11,9 @@
 #include "hexplan/graph/zoo.h"
 #include "hexplan/hw/presets.h"
 #include "hexplan/place/planner.h"
-#include "hexplan/place/sortinghat.h"
+#include "hexplan/place/sortinghat/sortinghat.h"
 #include "hexplan/sim/simulator.h"
-#include "place/sortinghat_milp.h"
+#include "place/sortinghat/sortinghat_milp.h"
 
 namespace {
 

@@ -16,7 +16,7 @@ int main(int argc, char** argv) {
       hx::cli::AddTopoCommand(app),     hx::cli::AddTpCommand(app),
       hx::cli::AddSimulateCommand(app), hx::cli::AddPlaceCommand(app),
       hx::cli::AddCompareCommand(app),  hx::cli::AddRunCommand(app),
-      hx::cli::AddProfileCommand(app),
+      hx::cli::AddProfileCommand(app),  hx::cli::AddPlannersCommand(app),
   };
 
   try {

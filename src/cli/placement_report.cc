@@ -8,24 +8,30 @@ namespace {
 
 double Ms(double s) { return s * 1e3; }
 
-// Every planner's own options, by flag name: the spec and the planners that own it.
+// Every planner's own options, by flag name: each distinct spec with the planners that own it.
 struct OwnedOption {
-  OptionSpec spec;
-  std::vector<std::string> owners;
+  std::string name;
+  std::vector<std::pair<OptionSpec, std::vector<std::string>>> specs;
 };
 std::vector<OwnedOption> PlannerOwnedOptions() {
   std::vector<OwnedOption> all;
-  for (const std::string& name : place::PlannerNames()) {
-    if (name == "auto") continue;  // auto takes its members' options
-    auto specs = place::PlannerOptionSpecs(name);
+  for (const std::string& planner : place::PlannerNames()) {
+    if (planner == "auto") continue;  // auto takes its members' options
+    auto specs = place::PlannerOptionSpecs(planner);
     if (!specs.ok()) continue;
     for (const OptionSpec& spec : *specs) {
       auto it = std::find_if(all.begin(), all.end(),
-                             [&](const OwnedOption& o) { return o.spec.name == spec.name; });
-      if (it == all.end()) {
-        all.push_back({spec, {name}});
+                             [&](const OwnedOption& o) { return o.name == spec.name; });
+      if (it == all.end()) it = all.insert(all.end(), OwnedOption{spec.name, {}});
+      auto same = std::find_if(it->specs.begin(), it->specs.end(), [&](const auto& known) {
+        return known.first.description == spec.description &&
+               known.first.DefaultText() == spec.DefaultText() &&
+               known.first.RangeText() == spec.RangeText();
+      });
+      if (same == it->specs.end()) {
+        it->specs.push_back({spec, {planner}});
       } else {
-        it->owners.push_back(name);
+        same->second.push_back(planner);
       }
     }
   }
@@ -84,10 +90,12 @@ void AddPlannerOptions(CLI::App* app, PlannerFlags& flags) {
   app->add_flag("--no-warm-start", flags.no_warm_start,
                 "exact planners: do not start from the fast planners' best plan");
   for (const OwnedOption& owned : PlannerOwnedOptions()) {
-    const OptionSpec& s = owned.spec;
-    const std::string help = Join(owned.owners, ", ") + ": " + s.description + " (default " +
-                             s.DefaultText() + ", " + s.RangeText() + ")";
-    flags.own_flags[s.name] = app->add_option(s.Flag(), flags.own[s.name], help);
+    std::vector<std::string> parts;
+    for (const auto& [s, owners] : owned.specs)
+      parts.push_back(Join(owners, ", ") + ": " + s.description + " (default " + s.DefaultText() +
+                      ", " + s.RangeText() + ")");
+    flags.own_flags[owned.name] =
+        app->add_option("--" + owned.name, flags.own[owned.name], Join(parts, "; "));
   }
   app->footer(PlannerOptionsFooter());
 }

@@ -5,8 +5,8 @@
 #include <optional>
 #include <utility>
 
-#include "hexplan/place/baechi.h"
-#include "hexplan/place/list_scheduling.h"
+#include "hexplan/place/list/baechi.h"
+#include "hexplan/place/list/list_scheduling.h"
 
 namespace hx::place {
 

@@ -1,11 +1,11 @@
-#include "hexplan/place/baechi.h"
+#include "hexplan/place/list/baechi.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <random>
 
-#include "hexplan/place/list_scheduling.h"
+#include "hexplan/place/list/list_scheduling.h"
 
 namespace hx::place {
 namespace {

@@ -1,6 +1,6 @@
 // Chrion: Algorithm 1's order and merges, Algorithm 2's sweep over CPU cores, the memory term, and
 // the baseline LSTM of its Table 6 on chrion-1080ti.
-#include "hexplan/place/chrion.h"
+#include "hexplan/place/chrion/chrion.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // EfficientMIP: the exact latency evaluator (hand-computed cases), the paper's greedy, the IP
 // against brute force over all splits, and the planner on the paper's own inputs.
-#include "hexplan/place/efficientmip.h"
+#include "hexplan/place/efficientmip/efficientmip.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // The exact-planner skeleton and the planner-owned options: every exact planner writes its model
 // when asked (LP and MPS) and reads an external solution back; options reach only their owners;
 // the faster of the model's plan and its warm starts is returned.
-#include "hexplan/place/exact_planner.h"
+#include "hexplan/place/exact/exact_planner.h"
 
 #include <gtest/gtest.h>
 

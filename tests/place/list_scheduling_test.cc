@@ -1,4 +1,4 @@
-#include "hexplan/place/list_scheduling.h"
+#include "hexplan/place/list/list_scheduling.h"
 
 #include <gtest/gtest.h>
 

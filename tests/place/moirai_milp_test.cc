@@ -1,4 +1,4 @@
-#include "hexplan/place/moirai_milp.h"
+#include "hexplan/place/exact/moirai_milp.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include "hexplan/cost/cost_model.h"
 #include "hexplan/cost/workload.h"
 #include "hexplan/milp/solver.h"
-#include "hexplan/place/list_scheduling.h"
+#include "hexplan/place/list/list_scheduling.h"
 #include "hexplan/place/problem_builder.h"
 #include "testing/cli_runner.h"
 #include "testing/test_paths.h"

@@ -1,7 +1,7 @@
 // SortingHat: dominator partition (§3.1), the per-submodel MILP (§3.3) on hand-made problems, and
 // the planner end to end (merged plan, per-bus queues, DHA / relay, estimate against the simulator,
 // the Fig. 3 situation and the ablations).
-#include "hexplan/place/sortinghat.h"
+#include "hexplan/place/sortinghat/sortinghat.h"
 
 #include <gtest/gtest.h>
 
@@ -15,7 +15,7 @@
 #include "hexplan/graph/pipedream_io.h"
 #include "hexplan/hw/presets.h"
 #include "hexplan/place/planner.h"
-#include "place/sortinghat_milp.h"
+#include "place/sortinghat/sortinghat_milp.h"
 #include "testing/graph_builders.h"
 #include "testing/test_paths.h"
 

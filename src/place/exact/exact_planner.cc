@@ -1,4 +1,4 @@
-#include "hexplan/place/exact_planner.h"
+#include "hexplan/place/exact/exact_planner.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -4,8 +4,8 @@
 #include <string>
 
 #include "hexplan/core/stopwatch.h"
-#include "hexplan/place/exact_planner.h"
-#include "hexplan/place/moirai_milp.h"
+#include "hexplan/place/exact/exact_planner.h"
+#include "hexplan/place/exact/moirai_milp.h"
 #include "hexplan/place/problem_builder.h"
 #include "hexplan/place/warm_start.h"
 #include "place/builtin_planners.h"

@@ -8,7 +8,7 @@
 
 #include "hexplan/core/logger.h"
 #include "hexplan/core/status.h"
-#include "hexplan/place/exact_planner.h"
+#include "hexplan/place/exact/exact_planner.h"
 #include "hexplan/place/plan_status.h"
 
 namespace hx::place::sortinghat {

@@ -12,7 +12,7 @@
 #include <unordered_map>
 
 #include "hexplan/core/file_util.h"
-#include "place/efficientmip_internal.h"
+#include "place/efficientmip/efficientmip_internal.h"
 
 namespace hx::place {
 namespace {

@@ -1,4 +1,4 @@
-#include "hexplan/place/moirai_milp.h"
+#include "hexplan/place/exact/moirai_milp.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,8 +7,8 @@
 #include <set>
 
 #include "hexplan/core/stopwatch.h"
-#include "hexplan/place/exact_planner.h"
-#include "hexplan/place/getf.h"
+#include "hexplan/place/exact/exact_planner.h"
+#include "hexplan/place/exact/getf.h"
 #include "hexplan/place/warm_start.h"
 
 namespace hx::place {

@@ -13,13 +13,13 @@
 
 #include "hexplan/core/stopwatch.h"
 #include "hexplan/graph/analysis.h"
-#include "hexplan/place/exact_planner.h"
-#include "hexplan/place/sortinghat.h"
+#include "hexplan/place/exact/exact_planner.h"
+#include "hexplan/place/sortinghat/sortinghat.h"
 #include "hexplan/plan/plan_builder.h"
 #include "hexplan/plan/task_graph.h"
 #include "hexplan/plan/validator.h"
 #include "place/builtin_planners.h"
-#include "place/sortinghat_milp.h"
+#include "place/sortinghat/sortinghat_milp.h"
 
 namespace hx::place {
 namespace {

@@ -10,8 +10,8 @@
 #include "hexplan/core/stopwatch.h"
 #include "hexplan/milp/model.h"
 #include "hexplan/milp/solver.h"
-#include "hexplan/place/exact_planner.h"
-#include "place/efficientmip_internal.h"
+#include "hexplan/place/exact/exact_planner.h"
+#include "place/efficientmip/efficientmip_internal.h"
 
 namespace hx::place {
 namespace {

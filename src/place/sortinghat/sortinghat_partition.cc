@@ -4,7 +4,7 @@
 #include <map>
 
 #include "hexplan/graph/analysis.h"
-#include "hexplan/place/sortinghat.h"
+#include "hexplan/place/sortinghat/sortinghat.h"
 
 namespace hx::place {
 

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "place/efficientmip_internal.h"
+#include "place/efficientmip/efficientmip_internal.h"
 
 namespace hx::place {
 namespace efficientmip_internal {

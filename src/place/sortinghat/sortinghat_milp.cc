@@ -1,7 +1,7 @@
 // SortingHat §3.3: the MILP of one submodel, and the evaluation of a slot assignment that gives
 // the MILP's values (used for warm starts and to read solutions back).
 
-#include "place/sortinghat_milp.h"
+#include "place/sortinghat/sortinghat_milp.h"
 
 #include <algorithm>
 #include <cmath>
@@ -10,7 +10,7 @@
 #include "hexplan/core/stopwatch.h"
 #include "hexplan/milp/model.h"
 #include "hexplan/milp/solver.h"
-#include "hexplan/place/exact_planner.h"
+#include "hexplan/place/exact/exact_planner.h"
 
 namespace hx::place::sortinghat {
 namespace {

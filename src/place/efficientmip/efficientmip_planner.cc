@@ -10,14 +10,14 @@
 #include <optional>
 
 #include "hexplan/core/stopwatch.h"
-#include "hexplan/place/efficientmip.h"
-#include "hexplan/place/exact_planner.h"
-#include "hexplan/place/list_scheduling.h"
+#include "hexplan/place/efficientmip/efficientmip.h"
+#include "hexplan/place/exact/exact_planner.h"
+#include "hexplan/place/list/list_scheduling.h"
 #include "hexplan/place/problem_builder.h"
 #include "hexplan/plan/plan_builder.h"
 #include "hexplan/plan/validator.h"
 #include "place/builtin_planners.h"
-#include "place/efficientmip_internal.h"
+#include "place/efficientmip/efficientmip_internal.h"
 
 namespace hx::place {
 namespace {

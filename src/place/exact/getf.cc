@@ -1,6 +1,6 @@
 // GETF: the group-assignment MILP, then earliest-time-first within groups (getf.h).
 
-#include "hexplan/place/getf.h"
+#include "hexplan/place/exact/getf.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,8 +9,8 @@
 
 #include "hexplan/core/stopwatch.h"
 #include "hexplan/milp/solver.h"
-#include "hexplan/place/exact_planner.h"
-#include "hexplan/place/list_scheduling.h"
+#include "hexplan/place/exact/exact_planner.h"
+#include "hexplan/place/list/list_scheduling.h"
 #include "hexplan/place/warm_start.h"
 
 namespace hx::place {

@@ -1,4 +1,4 @@
-#include "hexplan/place/baechi.h"
+#include "hexplan/place/list/baechi.h"
 
 #include <algorithm>
 #include <cmath>

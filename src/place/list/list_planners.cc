@@ -4,8 +4,8 @@
 #include <functional>
 #include <optional>
 
-#include "hexplan/place/baechi.h"
-#include "hexplan/place/list_scheduling.h"
+#include "hexplan/place/list/baechi.h"
+#include "hexplan/place/list/list_scheduling.h"
 #include "hexplan/place/problem_builder.h"
 #include "place/builtin_planners.h"
 

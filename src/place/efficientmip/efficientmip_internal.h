@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "hexplan/place/efficientmip.h"
+#include "hexplan/place/efficientmip/efficientmip.h"
 
 namespace hx::place::efficientmip_internal {
 

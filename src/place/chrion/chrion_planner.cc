@@ -1,7 +1,7 @@
 // `chrion`: Chrion's Algorithm 1 (BFS ready queue with DFS merges) and Algorithm 2 (greedy earliest
 // finish with a GPU-memory term, sweeping the CPU core count) for CPU+GPU clusters
-// (include/hexplan/place/chrion.h). The plan runs each op where the chosen schedule put it, in
-// start order per device; the CPU cores of one CPU device share that device's order.
+// (include/hexplan/place/chrion/chrion.h). The plan runs each op where the chosen schedule put it,
+// in start order per device; the CPU cores of one CPU device share that device's order.
 
 #include <algorithm>
 #include <cmath>
@@ -12,7 +12,7 @@
 #include <optional>
 #include <set>
 
-#include "hexplan/place/chrion.h"
+#include "hexplan/place/chrion/chrion.h"
 #include "hexplan/plan/plan_builder.h"
 #include "hexplan/plan/task_graph.h"
 #include "hexplan/plan/validator.h"

@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "place/efficientmip_internal.h"
+#include "place/efficientmip/efficientmip_internal.h"
 
 namespace hx::place {
 
