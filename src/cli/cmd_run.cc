@@ -125,12 +125,11 @@ int RunRun(const RunArgs& args) {
     for (auto& [name, t] : exec::RandomInputs(graph, args.seed + 1))
       values.emplace(name, std::move(t));
   }
-  if (Status s = exec::CheckInputs(graph, values); !s.ok()) {
-    return ReportError(
-        s.code() == StatusCode::kInvalidArgument &&
-                s.message().find("has no value") != std::string::npos
-            ? InvalidArgument(s.message() + ": give --input NAME=FILE.npy or --random-input")
-            : s);
+  if (const exec::InputCheck check = exec::DiagnoseInputs(graph, values); !check.status.ok()) {
+    return ReportError(check.problem == exec::InputProblem::kMissing
+                           ? InvalidArgument(check.status.message() +
+                                             ": give --input NAME=FILE.npy or --random-input")
+                           : check.status);
   }
 
   auto backend = exec::CpuBackend::Create(cluster);
