@@ -15,6 +15,7 @@
 #include "hexplan/exec/tensor.h"
 #include "hexplan/exec/values.h"
 #include "hexplan/plan/plan_json.h"
+#include "hexplan/plan/plan_match.h"
 #include "hexplan/sim/simulator.h"
 #include "hexplan/sim/timeline.h"
 
@@ -90,16 +91,18 @@ int RunRun(const RunArgs& args) {
   if (!inputs.ok()) return ReportError(inputs.status());
   const graph::Graph& graph = *inputs->graph;
   const hw::Cluster& cluster = *inputs->cluster;
-  if (header->model.hash != 0 && header->model.hash != plan::GraphFingerprint(graph))
-    return ReportError(InvalidArgument(args.plan_path + ": the plan was made for model '" +
-                                       header->model.spec + "' (" + header->model.name +
-                                       "), not for '" + args.model.model +
-                                       "' with these options (fingerprint mismatch)"));
-  if (header->cluster.hash != 0 && header->cluster.hash != plan::ClusterFingerprint(cluster)) {
-    const std::string msg = args.plan_path + ": the plan was made for cluster '" +
-                            header->cluster.spec + "', not '" + cluster_spec +
-                            "' as built here (fingerprint mismatch)";
-    if (args.cluster.empty()) return ReportError(InvalidArgument(msg));
+  // The model must be the plan's; another cluster is refused unless named with --cluster (then a
+  // warning).
+  for (const plan::PlanMismatch& m : plan::FindPlanMismatches(
+           *header, graph, cluster, {.cluster_overridden = !args.cluster.empty()})) {
+    const std::string msg =
+        m.input == plan::PlanInput::kModel
+            ? args.plan_path + ": the plan was made for model '" + header->model.spec + "' (" +
+                  header->model.name + "), not for '" + args.model.model +
+                  "' with these options (fingerprint mismatch)"
+            : args.plan_path + ": the plan was made for cluster '" + header->cluster.spec +
+                  "', not '" + cluster_spec + "' as built here (fingerprint mismatch)";
+    if (!m.tolerated) return ReportError(InvalidArgument(msg));
     LogTo(&CliLogger(), LogLevel::kWarning, msg);
   }
   auto parsed = plan::ParsePlan(*text, args.plan_path, graph, cluster);
@@ -122,12 +125,11 @@ int RunRun(const RunArgs& args) {
     for (auto& [name, t] : exec::RandomInputs(graph, args.seed + 1))
       values.emplace(name, std::move(t));
   }
-  if (Status s = exec::CheckInputs(graph, values); !s.ok()) {
-    return ReportError(
-        s.code() == StatusCode::kInvalidArgument &&
-                s.message().find("has no value") != std::string::npos
-            ? InvalidArgument(s.message() + ": give --input NAME=FILE.npy or --random-input")
-            : s);
+  if (const exec::InputCheck check = exec::DiagnoseInputs(graph, values); !check.status.ok()) {
+    return ReportError(check.problem == exec::InputProblem::kMissing
+                           ? InvalidArgument(check.status.message() +
+                                             ": give --input NAME=FILE.npy or --random-input")
+                           : check.status);
   }
 
   auto backend = exec::CpuBackend::Create(cluster);

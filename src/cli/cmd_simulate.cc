@@ -12,6 +12,7 @@
 #include "hexplan/hw/presets.h"
 #include "hexplan/plan/plan_builder.h"
 #include "hexplan/plan/plan_json.h"
+#include "hexplan/plan/plan_match.h"
 #include "hexplan/plan/validator.h"
 #include "hexplan/sim/lower_bound.h"
 #include "hexplan/sim/simulator.h"
@@ -47,21 +48,18 @@ int RunSimulate(const SimulateArgs& args) {
   const graph::Graph* graph = inputs->graph.get();
   const hw::Cluster* cluster = inputs->cluster.get();
 
-  auto check_hash = [&](uint64_t want, uint64_t got, bool overridden, const std::string& what,
-                        const std::string& spec) -> Status {
-    if (want == 0 || want == got) return Status::Ok();
-    const std::string msg = args.plan_path + ": the plan was made for a different " + what +
-                            " than '" + spec + "' builds (fingerprint mismatch)";
-    if (!overridden) return InvalidArgument(msg);
+  // A mismatch is refused unless the user named that input (--model, --cluster): then a warning.
+  for (const plan::PlanMismatch& m :
+       plan::FindPlanMismatches(*header, *graph, *cluster,
+                                {.model_overridden = !args.model.empty(),
+                                .cluster_overridden = !args.cluster.empty()})) {
+    const std::string& spec = m.input == plan::PlanInput::kModel ? model_spec : cluster_spec;
+    const std::string msg = args.plan_path + ": the plan was made for a different " +
+                            plan::PlanInputName(m.input) + " than '" + spec +
+                            "' builds (fingerprint mismatch)";
+    if (!m.tolerated) return ReportError(InvalidArgument(msg));
     LogTo(&CliLogger(), LogLevel::kWarning, msg);
-    return Status::Ok();
-  };
-  Status hs = check_hash(header->model.hash, plan::GraphFingerprint(*graph), !args.model.empty(),
-                         "model", model_spec);
-  if (!hs.ok()) return ReportError(hs);
-  hs = check_hash(header->cluster.hash, plan::ClusterFingerprint(*cluster), !args.cluster.empty(),
-                  "cluster", cluster_spec);
-  if (!hs.ok()) return ReportError(hs);
+  }
 
   const cost::CostModel& cost = *inputs->cost;
   auto parsed = plan::ParsePlan(*text, args.plan_path, *graph, *cluster);

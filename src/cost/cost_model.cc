@@ -303,9 +303,7 @@ int64_t CostModel::OpWorkspaceBytes(NodeId op) const {
 
 int64_t CostModel::OpMemoryBytes(NodeId op) const {
   if (!graph_->node(op).is_op()) return 0;
-  if (profile_ != nullptr) {
-    if (auto bytes = profile_->NodeMemory(graph_->node(op).name)) return *bytes;
-  }
+  if (std::optional<int64_t> stated = StatedMemory(op)) return *stated;
   return OpWeightBytes(op) + OpOutputBytes(op) + OpWorkspaceBytes(op);
 }
 
@@ -313,6 +311,53 @@ int64_t CostModel::OpMemoryBytes(NodeId op, DeviceId device, bool dha) const {
   int64_t total = OpMemoryBytes(op);
   if (!dha) return total;
   return std::max<int64_t>(0, total - OpWeightBytes(op));
+}
+
+std::optional<int64_t> CostModel::StatedMemory(NodeId node) const {
+  if (profile_ == nullptr) return std::nullopt;
+  return profile_->NodeMemory(graph_->node(node).name);
+}
+
+std::optional<double> CostModel::ProfiledTransferTime(TensorId tensor, DeviceId src,
+                                                      DeviceId dst) const {
+  if (profile_ == nullptr) return std::nullopt;
+  const hw::Device& a = cluster_->device(src);
+  const hw::Device& b = cluster_->device(dst);
+  const graph::Tensor& t = graph_->tensor(tensor);
+  std::vector<std::string> keys = {t.name};
+  if (t.producer.valid()) keys.push_back(graph_->node(t.producer).name);
+  for (const std::string& key : keys) {
+    auto hit = profile_->TransferTime(key, a.name, b.name);
+    if (!hit) hit = profile_->TransferTime(key, a.spec.model, b.spec.model);
+    if (hit && std::isfinite(*hit)) return hit;
+  }
+  return std::nullopt;
+}
+
+std::optional<double> CostModel::TransferSendCost(DeviceId src, DeviceId dst) const {
+  if (profile_ == nullptr) return std::nullopt;
+  const hw::Device& a = cluster_->device(src);
+  const hw::Device& b = cluster_->device(dst);
+  return profile_->SendCost(a.name, a.spec.model, b.name, b.spec.model);
+}
+
+std::optional<double> CostModel::TransferRecvCost(DeviceId src, DeviceId dst) const {
+  if (profile_ == nullptr) return std::nullopt;
+  const hw::Device& a = cluster_->device(src);
+  const hw::Device& b = cluster_->device(dst);
+  return profile_->RecvCost(a.name, a.spec.model, b.name, b.spec.model);
+}
+
+std::optional<double> CostModel::SubgraphStartCost(DeviceId device) const {
+  if (profile_ == nullptr) return std::nullopt;
+  const hw::Device& d = cluster_->device(device);
+  return profile_->SubgraphCost(d.name, d.spec.model);
+}
+
+std::optional<double> CostModel::CpuContention(DeviceId device) const {
+  const hw::Device& d = cluster_->device(device);
+  if (profile_ == nullptr || d.kind != hw::DeviceKind::kCpu) return std::nullopt;
+  return profile_->CpuContention(d.name, d.spec.model);
 }
 
 }  // namespace hx::cost

@@ -282,7 +282,6 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(
   }
   e->weights_ = weights;
 
-  const size_t D = cluster.num_devices();
   e->track_names_ = std::make_shared<std::vector<std::string>>();
   for (const plan::Stream& s : e->tasks_.streams) e->track_names_->push_back(s.name);
   e->transfer_src_.assign(plan.transfers.size(), -1);
@@ -296,13 +295,23 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(
                              "' does not end on a device");
   }
 
+  e->CountBufferReferences();
+  e->IndexWaitersAndMarks();
+  e->ChooseInlineCopyStreams();
+  return e;
+}
+
+void Executor::CountBufferReferences() {
+  const plan::Plan& plan = *plan_;
+  const graph::Graph& graph = *graph_;
+  const size_t D = cluster_->num_devices();
   // Reference counts: readers of each (tensor, device) buffer, device-major like RunState::slots.
   const size_t T = graph.num_tensors();
-  e->initial_refs_.assign(D * T, 0);
-  e->input_slots_.assign(D, {});
+  initial_refs_.assign(D * T, 0);
+  input_slots_.assign(D, {});
   std::vector<std::set<uint32_t>> inputs_on(D);
   for (NodeId op : graph.Ops()) {
-    const DeviceId dev = e->tasks_.op_device[op.value()];
+    const DeviceId dev = tasks_.op_device[op.value()];
     if (!dev.valid()) continue;
     const graph::Node& node = graph.node(op);
     std::set<uint32_t> seen;
@@ -311,76 +320,81 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(
       const NodeId producer = graph.tensor(t).producer;
       const graph::Node& p = graph.node(producer);
       if (p.kind == NodeKind::kWeight) {
-        const plan::WeightPlacement* wp = e->PlacementFor(producer, dev);
+        const plan::WeightPlacement* wp = PlacementFor(producer, dev);
         if (wp != nullptr && wp->mode == plan::WeightMode::kDha) continue;
       }
       if (p.kind == NodeKind::kInput) inputs_on[dev.value()].insert(t.value());
-      ++e->initial_refs_[dev.value() * T + t.value()];
+      ++initial_refs_[dev.value() * T + t.value()];
     }
   }
   for (size_t i = 0; i < plan.transfers.size(); ++i)
-    if (e->transfer_src_[i] >= 0)
-      ++e->initial_refs_[static_cast<size_t>(e->transfer_src_[i]) * T +
-                         plan.transfers[i].tensor.value()];
+    if (transfer_src_[i] >= 0)
+      ++initial_refs_[static_cast<size_t>(transfer_src_[i]) * T + plan.transfers[i].tensor.value()];
   for (NodeId out : graph.Outputs()) {
     const TensorId t = graph.node(out).inputs.at(0);
     const NodeId producer = graph.tensor(t).producer;
-    if (graph.node(producer).is_op() && e->tasks_.op_device[producer.value()].valid())
-      ++e->initial_refs_[e->tasks_.op_device[producer.value()].value() * T + t.value()];
+    if (graph.node(producer).is_op() && tasks_.op_device[producer.value()].valid())
+      ++initial_refs_[tasks_.op_device[producer.value()].value() * T + t.value()];
   }
   for (size_t d = 0; d < D; ++d)
-    for (uint32_t t : inputs_on[d]) e->input_slots_[d].push_back(TensorId(t));
+    for (uint32_t t : inputs_on[d]) input_slots_[d].push_back(TensorId(t));
+}
+
+void Executor::IndexWaitersAndMarks() {
   // Who waits for each task: the streams of the tasks that depend on it, and its own stream (the
   // round-robin copy loop waits for its own earlier transfers too).
-  e->waiters_.assign(e->tasks_.tasks.size(), {});
-  for (const plan::Task& t : e->tasks_.tasks)
-    for (uint32_t dep : t.deps) e->waiters_[dep].push_back(t.stream);
-  for (size_t k = 0; k < e->tasks_.tasks.size(); ++k) {
-    auto& w = e->waiters_[k];
-    w.push_back(e->tasks_.tasks[k].stream);
+  waiters_.assign(tasks_.tasks.size(), {});
+  for (const plan::Task& t : tasks_.tasks)
+    for (uint32_t dep : t.deps) waiters_[dep].push_back(t.stream);
+  for (size_t k = 0; k < tasks_.tasks.size(); ++k) {
+    auto& w = waiters_[k];
+    w.push_back(tasks_.tasks[k].stream);
     std::sort(w.begin(), w.end());
     w.erase(std::unique(w.begin(), w.end()), w.end());
   }
   // Each stream's "done" marks in cache lines of their own (RunState::done).
-  e->done_index_.assign(e->tasks_.tasks.size(), 0);
+  done_index_.assign(tasks_.tasks.size(), 0);
   size_t next_slot = 0;
-  for (const plan::Stream& st : e->tasks_.streams) {
-    for (uint32_t task : st.tasks) e->done_index_[task] = static_cast<uint32_t>(next_slot++);
+  for (const plan::Stream& st : tasks_.streams) {
+    for (uint32_t task : st.tasks) done_index_[task] = static_cast<uint32_t>(next_slot++);
     next_slot = (next_slot + 63) / 64 * 64;
   }
-  e->done_slots_ = std::max<size_t>(next_slot, 1);
+  done_slots_ = std::max<size_t>(next_slot, 1);
+}
+
+void Executor::ChooseInlineCopyStreams() {
+  const plan::Plan& plan = *plan_;
   // Copy streams of activations between devices, on a backend whose copies are the calling
   // thread's work, get no thread: each transfer runs on the thread that finishes what it waits
   // for last (the producer's device thread, or the one that ran the stream's previous transfer).
   // Waking a copy thread for each hand-off cost more than the copies (tens of microseconds per
   // wake-up of a sleeping core; LSTM plans cross devices thousands of times).
-  e->inline_stream_.assign(e->tasks_.streams.size(), 0);
-  if (options.inline_activation_copies && options.copy_order == CopyOrder::kPlan &&
-      backend->CopiesOnCallingThread()) {
-    for (size_t k = 0; k < e->tasks_.streams.size(); ++k) {
-      const plan::Stream& st = e->tasks_.streams[k];
+  inline_stream_.assign(tasks_.streams.size(), 0);
+  if (options_.inline_activation_copies && options_.copy_order == CopyOrder::kPlan &&
+      backend_->CopiesOnCallingThread()) {
+    for (size_t k = 0; k < tasks_.streams.size(); ++k) {
+      const plan::Stream& st = tasks_.streams[k];
       if (st.compute) continue;
       bool activations_only = true;
       for (uint32_t task : st.tasks) {
-        const uint32_t i = e->tasks_.tasks[task].transfer;
+        const uint32_t i = tasks_.tasks[task].transfer;
         activations_only = activations_only &&
                            plan.transfers[i].kind == plan::TransferKind::kActivation &&
-                           e->transfer_src_[i] >= 0 && e->transfer_dst_[i] >= 0;
+                           transfer_src_[i] >= 0 && transfer_dst_[i] >= 0;
       }
-      e->inline_stream_[k] = activations_only ? 1 : 0;
-      e->has_inline_streams_ = e->has_inline_streams_ || activations_only;
+      inline_stream_[k] = activations_only ? 1 : 0;
+      has_inline_streams_ = has_inline_streams_ || activations_only;
     }
   }
   // The devices each copy stream copies to (its thread is bound near them, BindCopyThread).
-  e->stream_destinations_.assign(e->tasks_.streams.size(), {});
-  for (size_t k = 0; k < e->tasks_.streams.size(); ++k) {
+  stream_destinations_.assign(tasks_.streams.size(), {});
+  for (size_t k = 0; k < tasks_.streams.size(); ++k) {
     std::set<int> destinations;
-    for (uint32_t task : e->tasks_.streams[k].tasks)
-      if (e->tasks_.tasks[task].kind == plan::Task::Kind::kTransfer)
-        destinations.insert(e->transfer_dst_[e->tasks_.tasks[task].transfer]);
-    e->stream_destinations_[k].assign(destinations.begin(), destinations.end());
+    for (uint32_t task : tasks_.streams[k].tasks)
+      if (tasks_.tasks[task].kind == plan::Task::Kind::kTransfer)
+        destinations.insert(transfer_dst_[tasks_.tasks[task].transfer]);
+    stream_destinations_[k].assign(destinations.begin(), destinations.end());
   }
-  return e;
 }
 
 Status Executor::RunOp(RunState& s, int device, NodeId op) {
@@ -670,26 +684,18 @@ Status Executor::RunCopyStream(RunState& s, uint32_t stream) {
   return Status::Ok();
 }
 
-StatusOr<ExecResult> Executor::Run(const std::map<std::string, HostTensor>& inputs) {
-  HX_RETURN_IF_ERROR(CheckGraphInputsGiven(*graph_, inputs));
-  const size_t D = cluster_->num_devices();
-  // The run's state lives as long as the executor: its arrays (a slot per tensor and device) are
-  // allocated once, so a run does not map and fault in fresh pages for them.
-  if (state_ == nullptr) state_ = std::make_unique<RunState>();
-  RunState& s = *state_;
-  s.Reset(*this, inputs);
-  backend_->ResetPeakMemory();
+void Executor::FreeAll(RunState& s) {
+  for (size_t k = 0; k < s.slots.size(); ++k)
+    if (s.slots[k].ptr != nullptr || s.slots[k].bytes > 0) {
+      backend_->Free(static_cast<int>(k / s.num_tensors), s.slots[k]);
+      s.slots[k] = DeviceBuffer{};
+    }
+}
 
-  auto free_all = [&] {
-    for (size_t k = 0; k < s.slots.size(); ++k)
-      if (s.slots[k].ptr != nullptr || s.slots[k].bytes > 0) {
-        backend_->Free(static_cast<int>(k / s.num_tensors), s.slots[k]);
-        s.slots[k] = DeviceBuffer{};
-      }
-  };
-  // Before the clock: graph inputs on the devices that read them, resident weights.
+Status Executor::PlaceInputsAndResidentWeights(RunState& s,
+                                               const std::map<std::string, HostTensor>& inputs) {
   Status setup;
-  for (size_t d = 0; d < D && setup.ok(); ++d) {
+  for (size_t d = 0; d < cluster_->num_devices() && setup.ok(); ++d) {
     for (TensorId t : input_slots_[d]) {
       const graph::Tensor& tensor = graph_->tensor(t);
       auto buffer = backend_->Allocate(static_cast<int>(d), tensor.Bytes());
@@ -720,8 +726,50 @@ StatusOr<ExecResult> Executor::Run(const std::map<std::string, HostTensor>& inpu
     setup = backend_->CopyHostToDevice(d, (*weights_)[wp.weight.value()].bytes.data(), *buffer, 0,
                                        bytes);
   }
-  if (!setup.ok()) {
-    free_all();
+  return setup;
+}
+
+void Executor::Watch(RunState& s) const {
+  std::unique_lock<std::mutex> lock(s.mu);
+  size_t seen = s.Finished();
+  Clock::time_point progress = Clock::now();
+  while (!s.failed && s.streams_done.load() < tasks_.streams.size()) {
+    s.watchdog_cv.wait_for(lock, std::chrono::milliseconds(50));
+    if (s.Finished() != seen) {
+      seen = s.Finished();
+      progress = Clock::now();
+    } else if (options_.watchdog_s > 0.0 &&
+               std::chrono::duration<double>(Clock::now() - progress).count() >
+                   options_.watchdog_s) {
+      std::string msg = "executor: watchdog: no task finished for " +
+                        std::to_string(options_.watchdog_s) + " s; waiting:";
+      for (const plan::Stream& st : tasks_.streams)
+        for (uint32_t t : st.tasks)
+          if (!s.Done(t)) {
+            msg += "\n  - " + plan::DescribeTask(tasks_, t, *plan_, *graph_, *cluster_);
+            break;
+          }
+      s.failed = true;
+      s.error = Internal(msg);
+      lock.unlock();
+      s.WakeAll();
+      lock.lock();
+    }
+  }
+}
+
+StatusOr<ExecResult> Executor::Run(const std::map<std::string, HostTensor>& inputs) {
+  HX_RETURN_IF_ERROR(CheckGraphInputsGiven(*graph_, inputs));
+  // The run's state lives as long as the executor: its arrays (a slot per tensor and device) are
+  // allocated once, so a run does not map and fault in fresh pages for them.
+  if (state_ == nullptr) state_ = std::make_unique<RunState>();
+  RunState& s = *state_;
+  s.Reset(*this, inputs);
+  backend_->ResetPeakMemory();
+
+  // Before the clock: graph inputs on the devices that read them, resident weights.
+  if (Status setup = PlaceInputsAndResidentWeights(s, inputs); !setup.ok()) {
+    FreeAll(s);
     return setup;
   }
 
@@ -749,40 +797,18 @@ StatusOr<ExecResult> Executor::Run(const std::map<std::string, HostTensor>& inpu
     if (!st.ok()) s.Fail(st);
   }
   // Watchdog: the run fails when no task finishes for options_.watchdog_s.
-  {
-    std::unique_lock<std::mutex> lock(s.mu);
-    size_t seen = s.Finished();
-    Clock::time_point progress = Clock::now();
-    while (!s.failed && s.streams_done.load() < tasks_.streams.size()) {
-      s.watchdog_cv.wait_for(lock, std::chrono::milliseconds(50));
-      if (s.Finished() != seen) {
-        seen = s.Finished();
-        progress = Clock::now();
-      } else if (options_.watchdog_s > 0.0 &&
-                 std::chrono::duration<double>(Clock::now() - progress).count() >
-                     options_.watchdog_s) {
-        std::string msg = "executor: watchdog: no task finished for " +
-                          std::to_string(options_.watchdog_s) + " s; waiting:";
-        for (const plan::Stream& st : tasks_.streams)
-          for (uint32_t t : st.tasks)
-            if (!s.Done(t)) {
-              msg += "\n  - " + plan::DescribeTask(tasks_, t, *plan_, *graph_, *cluster_);
-              break;
-            }
-        s.failed = true;
-        s.error = Internal(msg);
-        lock.unlock();
-        s.WakeAll();
-        lock.lock();
-      }
-    }
-  }
+  Watch(s);
   for (std::thread& t : threads) t.join();
   if (s.failed) {
-    free_all();
+    FreeAll(s);
     return s.error;
   }
+  return CollectResult(s, inputs);
+}
 
+StatusOr<ExecResult> Executor::CollectResult(RunState& s,
+                                             const std::map<std::string, HostTensor>& inputs) {
+  const size_t D = cluster_->num_devices();
   ExecResult result;
   Clock::time_point last_done = s.t0;
   for (const RunState::StreamProgress& p : s.progress) {
@@ -816,7 +842,7 @@ StatusOr<ExecResult> Executor::Run(const std::map<std::string, HostTensor>& inpu
       const size_t k = s.Slot(t, d);
       Status st = backend_->CopyDeviceToHost(d, s.slots[k], 0, value.bytes.data(), tensor.Bytes());
       if (!st.ok()) {
-        free_all();
+        FreeAll(s);
         return st.WithContext("graph output '" + tensor.name + "'");
       }
       if (s.refs[k].fetch_sub(1) == 1) {
@@ -827,7 +853,7 @@ StatusOr<ExecResult> Executor::Run(const std::map<std::string, HostTensor>& inpu
     result.output_names.push_back(graph_->node(out).name);
     result.outputs.push_back(std::move(value));
   }
-  free_all();
+  FreeAll(s);
   if (options_.record_events) {
     result.track_names = track_names_;
     for (const RunState::StreamProgress& p : s.progress)

@@ -178,31 +178,48 @@ std::map<std::string, HostTensor> RandomInputs(const Graph& graph, uint64_t seed
   return inputs;
 }
 
-Status CheckGraphInputsGiven(const Graph& graph, const std::map<std::string, HostTensor>& inputs) {
+namespace {
+
+// The first graph input, in graph.Inputs() order, without a value of its dtype and shape.
+InputCheck DiagnoseGraphInputs(const Graph& graph,
+                               const std::map<std::string, HostTensor>& inputs) {
   for (NodeId id : graph.Inputs()) {
     const graph::Node& node = graph.node(id);
     const graph::Tensor& t = graph.tensor(node.outputs.at(0));
     auto it = inputs.find(node.name);
     if (it == inputs.end())
-      return InvalidArgument("graph input '" + node.name + "' (" + graph::DTypeName(t.dtype) + " " +
-                             graph::ShapeToString(t.shape) + ") has no value");
+      return {InputProblem::kMissing,
+              InvalidArgument("graph input '" + node.name + "' (" + graph::DTypeName(t.dtype) +
+                              " " + graph::ShapeToString(t.shape) + ") has no value")};
     if (it->second.dtype != t.dtype || it->second.shape != t.shape)
-      return InvalidArgument("graph input '" + node.name + "': expected " +
-                             graph::DTypeName(t.dtype) + " " + graph::ShapeToString(t.shape) +
-                             ", got " + graph::DTypeName(it->second.dtype) + " " +
-                             graph::ShapeToString(it->second.shape));
+      return {InputProblem::kWrongType,
+              InvalidArgument("graph input '" + node.name + "': expected " +
+                              graph::DTypeName(t.dtype) + " " + graph::ShapeToString(t.shape) +
+                              ", got " + graph::DTypeName(it->second.dtype) + " " +
+                              graph::ShapeToString(it->second.shape))};
   }
-  return Status::Ok();
+  return {};
 }
 
-Status CheckInputs(const Graph& graph, const std::map<std::string, HostTensor>& inputs) {
-  HX_RETURN_IF_ERROR(CheckGraphInputsGiven(graph, inputs));
+}  // namespace
+
+InputCheck DiagnoseInputs(const Graph& graph, const std::map<std::string, HostTensor>& inputs) {
+  InputCheck check = DiagnoseGraphInputs(graph, inputs);
+  if (check.problem != InputProblem::kNone) return check;
   for (const auto& [name, value] : inputs) {
     auto node = graph.FindNode(name);
     if (!node || graph.node(*node).kind != NodeKind::kInput)
-      return InvalidArgument("'" + name + "' is not a graph input");
+      return {InputProblem::kNotAnInput, InvalidArgument("'" + name + "' is not a graph input")};
   }
-  return Status::Ok();
+  return {};
+}
+
+Status CheckGraphInputsGiven(const Graph& graph, const std::map<std::string, HostTensor>& inputs) {
+  return DiagnoseGraphInputs(graph, inputs).status;
+}
+
+Status CheckInputs(const Graph& graph, const std::map<std::string, HostTensor>& inputs) {
+  return DiagnoseInputs(graph, inputs).status;
 }
 
 StatusOr<std::vector<HostTensor>> RunReference(const Graph& graph,

@@ -43,11 +43,6 @@ std::vector<DeviceMemoryBound> PlanMemoryBound(const Plan& plan, const cost::Cos
       if (!n.outputs.empty()) out[d].weight_bytes += g.tensor(n.outputs[0]).Bytes();
     }
 
-  // A workload's stated footprint of an op (MOIRAI mi, EfficientMIP size), when it gives one.
-  auto stated_of = [&](NodeId op) -> std::optional<int64_t> {
-    if (cost.profile() == nullptr) return std::nullopt;
-    return cost.profile()->NodeMemory(g.node(op).name);
-  };
   // Activations along each device's flattened order.
   for (const DeviceSchedule& ds : plan.devices) {
     if (!ds.device.valid() || ds.device.index() >= cluster.num_devices()) continue;
@@ -74,7 +69,8 @@ std::vector<DeviceMemoryBound> PlanMemoryBound(const Plan& plan, const cost::Cos
     for (int64_t i = 0; i < n; ++i) {
       const NodeId op = order[i];
       const graph::Node& node = g.node(op);
-      const std::optional<int64_t> stated = stated_of(op);
+      // A workload's stated footprint of the op (MOIRAI mi, EfficientMIP size), when it gives one.
+      const std::optional<int64_t> stated = cost.StatedMemory(op);
       if (stated) {
         out[ds.device.index()].stated_bytes += std::max<int64_t>(0, *stated);
       } else {
@@ -108,7 +104,7 @@ std::vector<DeviceMemoryBound> PlanMemoryBound(const Plan& plan, const cost::Cos
     for (uint32_t tv : arriving) {
       const graph::Tensor& tensor = g.tensor(TensorId(tv));
       if (tensor.producer.valid() && g.node(tensor.producer).is_op() &&
-          stated_of(tensor.producer).has_value())
+          cost.StatedMemory(tensor.producer).has_value())
         continue;  // counted in its producer's stated footprint
       int64_t end = 0;
       for (NodeId c : tensor.consumers)

@@ -176,39 +176,13 @@ class Engine {
     for (const auto& h : route) out.push_back(Resource(h));
     return out;
   }
-  // The devices at both ends of a transfer between two devices (null for host memory).
-  std::pair<const hw::Device*, const hw::Device*> DeviceEnds(const plan::Transfer& tr) const {
+  // The devices at both ends of a transfer between two devices (none when either end is not a
+  // device: host memory, a switch).
+  std::optional<std::pair<DeviceId, DeviceId>> DeviceEnds(const plan::Transfer& tr) const {
     const hw::Place& sp = cluster_.place(tr.src);
     const hw::Place& dp = cluster_.place(tr.dst);
-    if (sp.kind != hw::PlaceKind::kDevice || dp.kind != hw::PlaceKind::kDevice) return {};
-    return {&cluster_.device(sp.device), &cluster_.device(dp.device)};
-  }
-  // The profile's send or receive cost of a transfer between two devices
-  // (cost::Profile::SendCost, RecvCost).
-  using PairCost = std::optional<double> (cost::Profile::*)(const std::string&, const std::string&,
-                                                            const std::string&,
-                                                            const std::string&) const;
-  std::optional<double> ProfiledPairCost(const plan::Transfer& tr, PairCost which) const {
-    const cost::Profile* profile = cost_.profile();
-    const auto [a, b] = DeviceEnds(tr);
-    if (profile == nullptr || a == nullptr) return std::nullopt;
-    return (profile->*which)(a->name, a->spec.model, b->name, b->spec.model);
-  }
-  // The profile's time for an activation copy between two devices (by tensor name, then its
-  // producer's name; device names, then models), when the workload gives one.
-  std::optional<double> ProfiledTransferTime(const plan::Transfer& tr) const {
-    const cost::Profile* profile = cost_.profile();
-    const auto [a, b] = DeviceEnds(tr);
-    if (profile == nullptr || a == nullptr) return std::nullopt;
-    const graph::Tensor& t = graph_.tensor(tr.tensor);
-    std::vector<std::string> keys = {t.name};
-    if (t.producer.valid()) keys.push_back(graph_.node(t.producer).name);
-    for (const std::string& key : keys) {
-      auto hit = profile->TransferTime(key, a->name, b->name);
-      if (!hit) hit = profile->TransferTime(key, a->spec.model, b->spec.model);
-      if (hit && std::isfinite(*hit)) return hit;
-    }
-    return std::nullopt;
+    if (sp.kind != hw::PlaceKind::kDevice || dp.kind != hw::PlaceKind::kDevice) return std::nullopt;
+    return std::make_pair(sp.device, dp.device);
   }
   static double Latency(const hw::Cluster& cluster, const std::vector<hw::RouteHop>& route) {
     double s = 0.0;
@@ -216,7 +190,33 @@ class Engine {
     return s;
   }
 
+  // Receive costs not yet charged, by RecvKey(tensor, destination device): the first op there that
+  // reads the tensor (in plan order) pays it.
+  using RecvPending = std::unordered_map<uint64_t, double>;
+  uint64_t RecvKey(TensorId t, DeviceId d) const {
+    return uint64_t{t.value()} * cluster_.num_devices() + d.value();
+  }
+
+  // Setup, step by step: the static data of the run (what each task does and holds) and the
+  // initial state.
   void Setup();
+  void SetupResults();
+  void SetupDependencies();
+  void SetupTransfers(RecvPending& recv_pending);
+  // A workload's measured time for activation transfer `i` (the profile's per-edge time, through
+  // the cost model) splits into flow, latency and the work of the sending and receiving threads.
+  void ApplyMeasuredCopyTime(size_t i, RecvPending& recv_pending);
+  // Per subgraph task: its ops' times, memory and buffers. Returns the footprints the workload
+  // states, per device (held for the whole run).
+  std::vector<int64_t> SetupOps(RecvPending& recv_pending);
+  OpInfo TimeOp(NodeId op, DeviceId dev) const;
+  // Adds to `extra` the receive costs of the tensors `op` is the first reader of on `dev`.
+  void ChargeRecvCosts(NodeId op, DeviceId dev, RecvPending& recv_pending, double* extra) const;
+  void AttachOpBuffers(OpInfo& info, NodeId op, DeviceId dev);
+  void SetupState();
+  void SetupCpuContention();
+  // Time zero: stated op footprints, resident weights and graph inputs.
+  void SetupTimeZero(const std::vector<int64_t>& stated_bytes);
   void Push(double time, uint8_t type, uint32_t a, uint32_t b = 0) {
     events_.push(Event{time, seq_++, type, a, b});
   }
@@ -233,8 +233,8 @@ class Engine {
     b.bytes = graph_.tensor(t).Bytes();
     // A workload that states its producer's footprint counts the tensor in it (see Setup).
     const NodeId producer = graph_.tensor(t).producer;
-    if (producer.valid() && graph_.node(producer).is_op() && cost_.profile() != nullptr &&
-        cost_.profile()->NodeMemory(graph_.node(producer).name))
+    if (producer.valid() && graph_.node(producer).is_op() &&
+        cost_.StatedMemory(producer).has_value())
       b.bytes = 0;
     buffers_.push_back(b);
     buffer_of_.emplace(key, id);
@@ -305,7 +305,24 @@ class Engine {
 };
 
 void Engine::Setup() {
-  const size_t num_tasks = tg_.tasks.size();
+  SetupResults();
+  SetupDependencies();
+  // Buffers: weights.
+  for (const plan::WeightPlacement& wp : plan_.weights) {
+    if (wp.mode == plan::WeightMode::kDha) continue;
+    const TensorId t = graph_.node(wp.weight).outputs[0];
+    const uint32_t b = BufferFor(t, wp.device);
+    buffers_[b].pinned = true;
+  }
+  RecvPending recv_pending;
+  SetupTransfers(recv_pending);
+  const std::vector<int64_t> stated_bytes = SetupOps(recv_pending);
+  SetupState();
+  SetupCpuContention();
+  SetupTimeZero(stated_bytes);
+}
+
+void Engine::SetupResults() {
   const size_t num_devices = cluster_.num_devices();
   result_.ops.assign(graph_.num_nodes(), OpRecord{});
   result_.transfers.assign(plan_.transfers.size(), TransferRecord{});
@@ -317,7 +334,10 @@ void Engine::Setup() {
     result_.devices[d].memory.push_back({0.0, 0});
   }
   mem_now_.assign(num_devices, 0);
+}
 
+void Engine::SetupDependencies() {
+  const size_t num_tasks = tg_.tasks.size();
   dependents_.assign(num_tasks, {});
   remaining_deps_.assign(num_tasks, 0);
   for (uint32_t t = 0; t < num_tasks; ++t) {
@@ -327,21 +347,12 @@ void Engine::Setup() {
   stream_pred_.assign(num_tasks, kNone);
   for (const plan::Stream& s : tg_.streams)
     for (size_t i = 1; i < s.tasks.size(); ++i) stream_pred_[s.tasks[i]] = s.tasks[i - 1];
+}
 
-  // Buffers: weights.
-  for (const plan::WeightPlacement& wp : plan_.weights) {
-    if (wp.mode == plan::WeightMode::kDha) continue;
-    const TensorId t = graph_.node(wp.weight).outputs[0];
-    const uint32_t b = BufferFor(t, wp.device);
-    buffers_[b].pinned = true;
-  }
-  // Per transfer.
+void Engine::SetupTransfers(RecvPending& recv_pending) {
   const size_t nt = plan_.transfers.size();
   transfer_latency_.assign(nt, 0.0);
   send_cost_.assign(graph_.num_nodes(), 0.0);
-  // Receive costs not yet charged, by tensor * devices + destination: the first op there that
-  // reads the tensor (in plan order) pays it.
-  std::unordered_map<uint64_t, double> recv_pending;
   transfer_resources_.assign(nt, {});
   transfer_alloc_.assign(nt, kNone);
   transfer_release_.assign(nt, kNone);
@@ -349,34 +360,7 @@ void Engine::Setup() {
     const plan::Transfer& tr = plan_.transfers[i];
     transfer_latency_[i] = Latency(cluster_, tr.route);
     transfer_resources_[i] = Resources(tr.route);
-    if (tr.kind == plan::TransferKind::kActivation) {
-      // A workload's measured per-edge time (MOIRAI's pc_kk') is how long the copy takes without
-      // contention: the bytes still flow over the route, the rest of the time is latency.
-      if (auto measured = ProfiledTransferTime(tr)) {
-        double flow = 0.0;
-        double bottleneck = std::numeric_limits<double>::infinity();
-        for (const hw::RouteHop& h : tr.route)
-          bottleneck = std::min(bottleneck, cluster_.link(h.link).bandwidth_bytes_per_s);
-        const double bytes = static_cast<double>(graph_.tensor(tr.tensor).Bytes());
-        if (bytes > 0.0 && bottleneck > 0.0 && std::isfinite(bottleneck)) flow = bytes / bottleneck;
-        // The part the sender's thread does itself (a CPU core group copies what it produced)
-        // keeps the producing op's device busy; the rest is latency.
-        // The part the receiver's thread does (its first read of the tensor) lengthens the op
-        // that reads it there.
-        const double send =
-            std::min(*measured, ProfiledPairCost(tr, &cost::Profile::SendCost).value_or(0.0));
-        const double recv = std::min(*measured - send,
-                                     ProfiledPairCost(tr, &cost::Profile::RecvCost).value_or(0.0));
-        const NodeId producer = graph_.tensor(tr.tensor).producer;
-        if (send > 0.0 && producer.valid()) send_cost_[producer.index()] += send;
-        if (recv > 0.0) {
-          const uint64_t key =
-              uint64_t{tr.tensor.value()} * num_devices + cluster_.place(tr.dst).device.value();
-          recv_pending[key] += recv;
-        }
-        transfer_latency_[i] = std::max(transfer_latency_[i], *measured - flow - send - recv);
-      }
-    }
+    if (tr.kind == plan::TransferKind::kActivation) ApplyMeasuredCopyTime(i, recv_pending);
     const DeviceId dst = cluster_.place(tr.dst).device;
     transfer_alloc_[i] = BufferFor(tr.tensor, dst);
     if (tr.kind != plan::TransferKind::kWeightLoad) {
@@ -386,104 +370,141 @@ void Engine::Setup() {
       transfer_release_[i] = sb;
     }
   }
-  // Per op.
-  std::vector<int64_t> stated_bytes(num_devices, 0);
-  task_ops_.assign(num_tasks, {});
-  for (uint32_t ti = 0; ti < num_tasks; ++ti) {
+}
+
+void Engine::ApplyMeasuredCopyTime(size_t i, RecvPending& recv_pending) {
+  const plan::Transfer& tr = plan_.transfers[i];
+  const std::optional<std::pair<DeviceId, DeviceId>> ends = DeviceEnds(tr);
+  if (!ends) return;
+  const auto [a, b] = *ends;
+  // A workload's measured per-edge time (MOIRAI's pc_kk') is how long the copy takes without
+  // contention: the bytes still flow over the route, the rest of the time is latency.
+  const std::optional<double> measured = cost_.ProfiledTransferTime(tr.tensor, a, b);
+  if (!measured) return;
+  double flow = 0.0;
+  double bottleneck = std::numeric_limits<double>::infinity();
+  for (const hw::RouteHop& h : tr.route)
+    bottleneck = std::min(bottleneck, cluster_.link(h.link).bandwidth_bytes_per_s);
+  const double bytes = static_cast<double>(graph_.tensor(tr.tensor).Bytes());
+  if (bytes > 0.0 && bottleneck > 0.0 && std::isfinite(bottleneck)) flow = bytes / bottleneck;
+  // The part the sender's thread does itself (a CPU core group copies what it produced)
+  // keeps the producing op's device busy; the rest is latency.
+  // The part the receiver's thread does (its first read of the tensor) lengthens the op
+  // that reads it there.
+  const double send = std::min(*measured, cost_.TransferSendCost(a, b).value_or(0.0));
+  const double recv = std::min(*measured - send, cost_.TransferRecvCost(a, b).value_or(0.0));
+  const NodeId producer = graph_.tensor(tr.tensor).producer;
+  if (send > 0.0 && producer.valid()) send_cost_[producer.index()] += send;
+  if (recv > 0.0) recv_pending[RecvKey(tr.tensor, cluster_.place(tr.dst).device)] += recv;
+  transfer_latency_[i] = std::max(transfer_latency_[i], *measured - flow - send - recv);
+}
+
+std::vector<int64_t> Engine::SetupOps(RecvPending& recv_pending) {
+  std::vector<int64_t> stated_bytes(cluster_.num_devices(), 0);
+  task_ops_.assign(tg_.tasks.size(), {});
+  for (uint32_t ti = 0; ti < tg_.tasks.size(); ++ti) {
     const Task& task = tg_.tasks[ti];
     if (task.kind != Task::Kind::kSubgraph) continue;
     const plan::DeviceSchedule& ds = plan_.devices[task.schedule];
     const DeviceId dev = ds.device;
-    // The executor's cost of starting the subgraph (cost::Profile::SubgraphCost), on its first op.
-    double start_cost = 0.0;
-    if (const cost::Profile* profile = cost_.profile()) {
-      const hw::Device& d = cluster_.device(dev);
-      start_cost = profile->SubgraphCost(d.name, d.spec.model).value_or(0.0);
-    }
+    // The executor's cost of starting the subgraph, on its first op.
+    double start_cost = cost_.SubgraphStartCost(dev).value_or(0.0);
     for (NodeId op : ds.subgraphs[task.subgraph].ops) {
-      OpInfo info;
-      info.op = op;
-      std::vector<uint32_t> dha_routes_weights;
-      for (NodeId w : plan::WeightInputs(graph_, op)) {
-        const int p = tg_.PlacementOf(w, dev);
-        if (p >= 0 && plan_.weights[p].mode == plan::WeightMode::kDha) {
-          info.dha = true;
-          info.dha_bytes += static_cast<double>(graph_.tensor(graph_.node(w).outputs[0]).Bytes());
-        }
-      }
-      if (info.dha) {
-        info.duration = cost_.OpTimeDha(op, dev);
-        const hw::Route& route = cluster_.HostToDevice(dev);
-        info.dha_resources = Resources(route.hops);
-        info.dha_latency = route.latency_s;
-        const double uncontended =
-            info.dha_latency + (route.bottleneck_bytes_per_s > 0
-                                    ? info.dha_bytes / route.bottleneck_bytes_per_s
-                                    : 0.0);
-        info.dha_tail = std::max(0.0, info.duration - uncontended);
-        if (info.dha_resources.empty() || info.dha_bytes <= 0.0 || cost_.DhaIsMeasured(op, dev)) {
-          info.dha_resources.clear();
-          info.dha_bytes = 0.0;
-          info.dha_latency = 0.0;
-          info.dha_tail = info.duration;
-        }
-      } else {
-        info.duration = cost_.OpTime(op, dev);
-      }
+      OpInfo info = TimeOp(op, dev);
       // Sending its output to other devices keeps the op's device busy after the kernel; the
       // first read of a tensor received from another device makes the kernel longer; the
       // subgraph's start is paid by its first op.
       double extra = send_cost_[op.index()] + start_cost;
       start_cost = 0.0;
-      if (!recv_pending.empty()) {
-        for (TensorId t : graph_.node(op).inputs) {
-          if (!t.valid()) continue;
-          auto it = recv_pending.find(uint64_t{t.value()} * num_devices + dev.value());
-          if (it == recv_pending.end()) continue;
-          extra += it->second;
-          recv_pending.erase(it);
-        }
-      }
+      ChargeRecvCosts(op, dev, recv_pending, &extra);
       info.duration += extra;
       if (info.dha) info.dha_tail += extra;
       // A footprint the workload states (MOIRAI mi, EfficientMIP size) is held on the device for
       // the whole run (as the validator's bound counts it); otherwise the op's workspace lives
       // while it runs.
-      std::optional<int64_t> stated;
-      if (cost_.profile() != nullptr) stated = cost_.profile()->NodeMemory(graph_.node(op).name);
-      if (stated) {
+      if (const std::optional<int64_t> stated = cost_.StatedMemory(op)) {
         stated_bytes[dev.index()] += std::max<int64_t>(0, *stated);
         info.workspace = 0;
       } else {
         info.workspace = std::max<int64_t>(
             0, cost_.OpMemoryBytes(op) - cost_.OpWeightBytes(op) - cost_.OpOutputBytes(op));
       }
-      // Outputs: the producer holds a reference until it finishes.
-      for (TensorId t : graph_.node(op).outputs) {
-        const uint32_t b = BufferFor(t, dev);
-        info.alloc_at_start.push_back(b);
-        info.release_at_finish.push_back(b);
-        ++buffers_[b].refs;
-        for (NodeId c : graph_.tensor(t).consumers)
-          if (!graph_.node(c).is_op()) buffers_[b].pinned = true;  // a graph output
-      }
-      // Inputs (activations and graph inputs, once per distinct tensor).
-      std::vector<TensorId> seen;
-      for (TensorId t : graph_.node(op).inputs) {
-        if (!t.valid() || std::find(seen.begin(), seen.end(), t) != seen.end()) continue;
-        seen.push_back(t);
-        const NodeId p = graph_.tensor(t).producer;
-        if (!p.valid() || graph_.node(p).kind == graph::NodeKind::kWeight) continue;
-        const uint32_t b = BufferFor(t, dev);
-        ++buffers_[b].refs;
-        info.release_at_finish.push_back(b);
-      }
+      AttachOpBuffers(info, op, dev);
       task_ops_[ti].push_back(static_cast<uint32_t>(op_info_.size()));
       op_info_.push_back(std::move(info));
     }
   }
+  return stated_bytes;
+}
 
-  // State.
+OpInfo Engine::TimeOp(NodeId op, DeviceId dev) const {
+  OpInfo info;
+  info.op = op;
+  for (NodeId w : plan::WeightInputs(graph_, op)) {
+    const int p = tg_.PlacementOf(w, dev);
+    if (p >= 0 && plan_.weights[p].mode == plan::WeightMode::kDha) {
+      info.dha = true;
+      info.dha_bytes += static_cast<double>(graph_.tensor(graph_.node(w).outputs[0]).Bytes());
+    }
+  }
+  if (!info.dha) {
+    info.duration = cost_.OpTime(op, dev);
+    return info;
+  }
+  info.duration = cost_.OpTimeDha(op, dev);
+  const hw::Route& route = cluster_.HostToDevice(dev);
+  info.dha_resources = Resources(route.hops);
+  info.dha_latency = route.latency_s;
+  const double uncontended =
+      info.dha_latency +
+      (route.bottleneck_bytes_per_s > 0 ? info.dha_bytes / route.bottleneck_bytes_per_s : 0.0);
+  info.dha_tail = std::max(0.0, info.duration - uncontended);
+  if (info.dha_resources.empty() || info.dha_bytes <= 0.0 || cost_.DhaIsMeasured(op, dev)) {
+    info.dha_resources.clear();
+    info.dha_bytes = 0.0;
+    info.dha_latency = 0.0;
+    info.dha_tail = info.duration;
+  }
+  return info;
+}
+
+void Engine::ChargeRecvCosts(NodeId op, DeviceId dev, RecvPending& recv_pending,
+                             double* extra) const {
+  if (recv_pending.empty()) return;
+  for (TensorId t : graph_.node(op).inputs) {
+    if (!t.valid()) continue;
+    auto it = recv_pending.find(RecvKey(t, dev));
+    if (it == recv_pending.end()) continue;
+    *extra += it->second;
+    recv_pending.erase(it);
+  }
+}
+
+void Engine::AttachOpBuffers(OpInfo& info, NodeId op, DeviceId dev) {
+  // Outputs: the producer holds a reference until it finishes.
+  for (TensorId t : graph_.node(op).outputs) {
+    const uint32_t b = BufferFor(t, dev);
+    info.alloc_at_start.push_back(b);
+    info.release_at_finish.push_back(b);
+    ++buffers_[b].refs;
+    for (NodeId c : graph_.tensor(t).consumers)
+      if (!graph_.node(c).is_op()) buffers_[b].pinned = true;  // a graph output
+  }
+  // Inputs (activations and graph inputs, once per distinct tensor).
+  std::vector<TensorId> seen;
+  for (TensorId t : graph_.node(op).inputs) {
+    if (!t.valid() || std::find(seen.begin(), seen.end(), t) != seen.end()) continue;
+    seen.push_back(t);
+    const NodeId p = graph_.tensor(t).producer;
+    if (!p.valid() || graph_.node(p).kind == graph::NodeKind::kWeight) continue;
+    const uint32_t b = BufferFor(t, dev);
+    ++buffers_[b].refs;
+    info.release_at_finish.push_back(b);
+  }
+}
+
+void Engine::SetupState() {
+  const size_t num_tasks = tg_.tasks.size();
   start_.assign(num_tasks, 0.0);
   finish_.assign(num_tasks, 0.0);
   done_.assign(num_tasks, 0);
@@ -498,28 +519,34 @@ void Engine::Setup() {
   res_last_.assign(nr, 0.0);
   res_busy_.assign(nr, 0.0);
   res_bytes_.assign(nr, 0.0);
-  cpu_gamma_.assign(num_devices, 0.0);
-  cpu_group_.assign(num_devices, kNone);
-  if (const cost::Profile* profile = cost_.profile(); profile != nullptr) {
-    std::map<std::string, uint32_t> group_of_node;
-    for (size_t d = 0; d < num_devices; ++d) {
-      const hw::Device& dev = cluster_.device(DeviceId(d));
-      if (dev.kind != hw::DeviceKind::kCpu) continue;
-      const auto gamma = profile->CpuContention(dev.name, dev.spec.model);
-      if (!gamma || !(*gamma > 0.0)) continue;
-      cpu_gamma_[d] = *gamma;
-      cpu_group_[d] = group_of_node.emplace(dev.node, static_cast<uint32_t>(group_of_node.size()))
-                          .first->second;
-    }
-    group_tasks_.assign(group_of_node.size(), {});
-  }
   op_shared_.assign(num_tasks, 0);
   op_work_.assign(num_tasks, 0.0);
   op_rate_.assign(num_tasks, 1.0);
   op_last_.assign(num_tasks, 0.0);
   op_version_.assign(num_tasks, 0);
+}
 
-  // Time zero: stated op footprints, resident weights and graph inputs.
+void Engine::SetupCpuContention() {
+  const size_t num_devices = cluster_.num_devices();
+  cpu_gamma_.assign(num_devices, 0.0);
+  cpu_group_.assign(num_devices, kNone);
+  // The CPU devices of one node with a measured contention share a group.
+  std::map<std::string, uint32_t> group_of_node;
+  for (size_t d = 0; d < num_devices; ++d) {
+    const std::optional<double> gamma = cost_.CpuContention(DeviceId(d));
+    if (!gamma || !(*gamma > 0.0)) continue;
+    cpu_gamma_[d] = *gamma;
+    cpu_group_[d] =
+        group_of_node
+            .emplace(cluster_.device(DeviceId(d)).node, static_cast<uint32_t>(group_of_node.size()))
+            .first->second;
+  }
+  group_tasks_.assign(group_of_node.size(), {});
+}
+
+void Engine::SetupTimeZero(const std::vector<int64_t>& stated_bytes) {
+  const size_t num_devices = cluster_.num_devices();
+  // Stated op footprints, resident weights and graph inputs.
   for (size_t d = 0; d < num_devices; ++d) ChangeMemory(DeviceId(d), stated_bytes[d], 0.0);
   for (const plan::WeightPlacement& wp : plan_.weights)
     if (wp.mode != plan::WeightMode::kDha && wp.resident)

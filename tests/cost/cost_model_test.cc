@@ -430,5 +430,100 @@ TEST(CostModelTest, MemoryFootprintCountsWeightsOutputsAndIm2col) {
   EXPECT_EQ(pm.OpMemoryBytes(conv), 12345);
 }
 
+// The questions the simulator and the validator ask instead of reading the profile.
+TEST(CostModelTest, WithoutAProfileNoProfiledQuestionHasAnAnswer) {
+  TestCluster t = MakeCluster();
+  Graph g = MakeGraph(DType::kF32);
+  CostModel model(g, t.cluster);
+  NodeId mm = *g.FindNode("mm");
+  TensorId y = *g.FindTensor("y");
+  EXPECT_FALSE(model.StatedMemory(mm).has_value());
+  EXPECT_FALSE(model.ProfiledTransferTime(y, t.gpu0, t.gpu2).has_value());
+  EXPECT_FALSE(model.TransferSendCost(t.gpu0, t.gpu2).has_value());
+  EXPECT_FALSE(model.TransferRecvCost(t.gpu0, t.gpu2).has_value());
+  EXPECT_FALSE(model.SubgraphStartCost(t.cpu).has_value());
+  EXPECT_FALSE(model.CpuContention(t.cpu).has_value());
+  // An empty profile says nothing either.
+  Profile empty;
+  CostModel profiled(g, t.cluster, {}, &empty);
+  EXPECT_FALSE(profiled.StatedMemory(mm).has_value());
+  EXPECT_FALSE(profiled.ProfiledTransferTime(y, t.gpu0, t.gpu2).has_value());
+  EXPECT_FALSE(profiled.SubgraphStartCost(t.gpu0).has_value());
+}
+
+TEST(CostModelTest, StatedMemoryIsTheWorkloadsFigureAndTheFootprintTakesIt) {
+  TestCluster t = MakeCluster();
+  Graph g = MakeGraph(DType::kF32);
+  NodeId mm = *g.FindNode("mm");
+  NodeId add = *g.FindNode("add");
+  Profile profile;
+  profile.SetNodeMemory("mm", 12345);
+  CostModel model(g, t.cluster, {}, &profile);
+  ASSERT_TRUE(model.StatedMemory(mm).has_value());
+  EXPECT_EQ(*model.StatedMemory(mm), 12345);
+  EXPECT_EQ(model.OpMemoryBytes(mm), 12345);
+  EXPECT_FALSE(model.StatedMemory(add).has_value());
+  EXPECT_EQ(model.OpMemoryBytes(add), model.OpOutputBytes(add));
+}
+
+TEST(CostModelTest, ProfiledTransferTimeByTensorThenProducerNamesThenModels) {
+  TestCluster t = MakeCluster();
+  Graph g = MakeGraph(DType::kF32);
+  TensorId y = *g.FindTensor("y");
+  TensorId z = *g.FindTensor("z");
+  Profile profile;
+  profile.SetTransferTime("y", "gpu0", "gpu2", 0.125);
+  profile.SetTransferTime("y", "TestGPU", "TestGPU", 0.5);
+  profile.SetTransferTime("add", "TestGPU", "TestGPU", 0.25);
+  // An infinite time does not count: the producer's entry answers instead.
+  profile.SetTransferTime("z", "gpu0", "gpu1", std::numeric_limits<double>::infinity());
+  profile.SetTransferTime("add", "gpu0", "gpu1", 0.75);
+  CostModel model(g, t.cluster, {}, &profile);
+  EXPECT_DOUBLE_EQ(*model.ProfiledTransferTime(y, t.gpu0, t.gpu2), 0.125);  // device names
+  EXPECT_DOUBLE_EQ(*model.ProfiledTransferTime(y, t.gpu1, t.gpu2), 0.5);    // device models
+  EXPECT_DOUBLE_EQ(*model.ProfiledTransferTime(z, t.gpu1, t.gpu2), 0.25);   // producer's name
+  EXPECT_DOUBLE_EQ(*model.ProfiledTransferTime(z, t.gpu0, t.gpu1), 0.75);
+  EXPECT_FALSE(model.ProfiledTransferTime(y, t.gpu0, t.cpu).has_value());
+  // The measured time as it is: SortingHat's static adjustments are TensorTransferTime's.
+  CostModelOptions options;
+  options.sortinghat_static_adjustments = true;
+  CostModel adjusted(g, t.cluster, options, &profile);
+  EXPECT_DOUBLE_EQ(*adjusted.ProfiledTransferTime(y, t.gpu0, t.gpu2), 0.125);
+  EXPECT_DOUBLE_EQ(adjusted.TensorTransferTime(y, t.gpu0, t.gpu2), 0.125 * 1.5);
+}
+
+TEST(CostModelTest, SendAndReceiveCostsByDeviceNamesThenModels) {
+  TestCluster t = MakeCluster();
+  Graph g = MakeGraph(DType::kF32);
+  Profile profile;
+  profile.SetSendCost("gpu0", "gpu2", 1e-6);
+  profile.SetSendCost("TestGPU", "TestGPU", 2e-6);
+  profile.SetRecvCost("cpu0", "gpu0", 3e-6);
+  CostModel model(g, t.cluster, {}, &profile);
+  EXPECT_DOUBLE_EQ(*model.TransferSendCost(t.gpu0, t.gpu2), 1e-6);
+  EXPECT_DOUBLE_EQ(*model.TransferSendCost(t.gpu2, t.gpu0), 2e-6);
+  EXPECT_DOUBLE_EQ(*model.TransferSendCost(t.gpu1, t.gpu2), 2e-6);
+  EXPECT_FALSE(model.TransferSendCost(t.gpu0, t.cpu).has_value());
+  EXPECT_DOUBLE_EQ(*model.TransferRecvCost(t.cpu, t.gpu0), 3e-6);
+  EXPECT_FALSE(model.TransferRecvCost(t.gpu0, t.cpu).has_value());
+  EXPECT_FALSE(model.TransferRecvCost(t.gpu0, t.gpu2).has_value());
+}
+
+TEST(CostModelTest, SubgraphStartCostAndCpuContentionPerDevice) {
+  TestCluster t = MakeCluster();
+  Graph g = MakeGraph(DType::kF32);
+  Profile profile;
+  profile.SetSubgraphCost("cpu0", 4e-6);
+  profile.SetSubgraphCost("TestGPU", 5e-6);
+  profile.SetCpuContention("TestCPU", 0.1);
+  profile.SetCpuContention("TestGPU", 0.2);
+  CostModel model(g, t.cluster, {}, &profile);
+  EXPECT_DOUBLE_EQ(*model.SubgraphStartCost(t.cpu), 4e-6);
+  EXPECT_DOUBLE_EQ(*model.SubgraphStartCost(t.gpu1), 5e-6);
+  EXPECT_DOUBLE_EQ(*model.CpuContention(t.cpu), 0.1);
+  // Core-group contention is a CPU device's: a GPU has none whatever the profile holds.
+  EXPECT_FALSE(model.CpuContention(t.gpu0).has_value());
+}
+
 }  // namespace
 }  // namespace hx::cost

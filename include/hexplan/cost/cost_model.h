@@ -76,6 +76,26 @@ class CostModel {
   int64_t OpOutputBytes(NodeId op) const;
   int64_t OpMemoryBytes(NodeId op) const;
 
+  // ---- What a profile says beyond op times: the simulator and the validator ask these, never the
+  // profile. Each is std::nullopt when there is no profile or it says nothing for these devices.
+  // The footprint the workload states for a node (MOIRAI mi, EfficientMIP size). OpMemoryBytes
+  // prefers it; callers that place an op's memory in time need to know whether it was stated.
+  std::optional<int64_t> StatedMemory(NodeId node) const;
+  // The measured time of an activation copy of `tensor` from device `src` to `dst` (MOIRAI's
+  // pc_kk'): looked up by the tensor's name, then its producer's name; for each, by device names,
+  // then models. Only a finite time counts; no SortingHat adjustment (TensorTransferTime adds it).
+  std::optional<double> ProfiledTransferTime(TensorId tensor, DeviceId src, DeviceId dst) const;
+  // What a transfer from `src` to `dst` costs the sending device's own thread (a CPU core group
+  // copies what it produced), and what it costs the receiving device's thread (its first read of
+  // the tensor). By device names, then models.
+  std::optional<double> TransferSendCost(DeviceId src, DeviceId dst) const;
+  std::optional<double> TransferRecvCost(DeviceId src, DeviceId dst) const;
+  // What starting a subgraph costs the device's thread beyond its ops (the executor's bookkeeping).
+  std::optional<double> SubgraphStartCost(DeviceId device) const;
+  // The measured core-group contention gamma of a CPU device: an op runs 1 + gamma * (busy - 1)
+  // times slower while `busy` core groups of its node run ops. std::nullopt for other kinds.
+  std::optional<double> CpuContention(DeviceId device) const;
+
   const graph::OpCost& op_cost(NodeId op) const { return op_costs_[op.index()]; }
 
   // ---- Pieces of the model (for planners, calibration and tests).

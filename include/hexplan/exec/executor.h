@@ -111,6 +111,21 @@ class Executor {
   // `claimed`); called after a task it may wait for has finished.
   void ClaimReadyInline(RunState& state, uint32_t stream, std::vector<uint32_t>* claimed) const;
   Status RunOp(RunState& state, int device, NodeId op);
+  // Create's steps after the checks, once transfer_src_ and transfer_dst_ are known: the readers
+  // of each buffer and the graph inputs each device reads; who waits for each task and where its
+  // mark lives; which copy streams run on no thread of their own, and where each copies to.
+  void CountBufferReferences();
+  void IndexWaitersAndMarks();
+  void ChooseInlineCopyStreams();
+  // Run's steps: before the clock, the graph inputs on the devices that read them and the
+  // resident weights; the watchdog (fails the run when no task finishes for
+  // ExecOptions::watchdog_s); the result (latency, outputs, events); and freeing every buffer.
+  Status PlaceInputsAndResidentWeights(RunState& state,
+                                       const std::map<std::string, HostTensor>& inputs);
+  void Watch(RunState& state) const;
+  StatusOr<ExecResult> CollectResult(RunState& state,
+                                     const std::map<std::string, HostTensor>& inputs);
+  void FreeAll(RunState& state);
   int DeviceOfPlace(PlaceId place) const;  // -1 for host memory and switches
   const plan::WeightPlacement* PlacementFor(NodeId weight, DeviceId device) const;
 

@@ -26,10 +26,28 @@ StatusOr<std::vector<HostTensor>> MaterializeWeights(const graph::Graph& graph, 
 // indices for the Gathers that read them (else 0 or 1).
 std::map<std::string, HostTensor> RandomInputs(const graph::Graph& graph, uint64_t seed);
 
+// What is wrong with a set of input values by input name, so that a caller can react to the kind
+// of problem (the CLI suggests --random-input for a missing one) without reading the message.
+enum class InputProblem : uint8_t {
+  kNone,
+  kMissing,     // a graph input has no value
+  kWrongType,   // a value's dtype or shape is not its graph input's
+  kNotAnInput,  // a name that is no graph input
+};
+struct InputCheck {
+  InputProblem problem = InputProblem::kNone;
+  Status status;  // InvalidArgument naming the input; ok when problem is kNone
+};
+// The first problem: graph inputs in graph.Inputs() order (missing or of the wrong dtype or
+// shape), then names that are no graph input.
+InputCheck DiagnoseInputs(const graph::Graph& graph,
+                          const std::map<std::string, HostTensor>& inputs);
+
 // Checks that `inputs` gives every graph input with its dtype and shape (names the input).
 // Every graph input has a value of its dtype and shape (extra names are not checked).
 Status CheckGraphInputsGiven(const graph::Graph& graph,
                              const std::map<std::string, HostTensor>& inputs);
+// DiagnoseInputs' status: CheckGraphInputsGiven, and every name is a graph input.
 Status CheckInputs(const graph::Graph& graph, const std::map<std::string, HostTensor>& inputs);
 
 // Runs the graph on the calling thread with the CPU kernels; returns the graph outputs in
