@@ -36,6 +36,7 @@ format:
 	@bash scripts/format.sh
 
 test: format-check debug fuzz
+	@python3 scripts/function-lengths.py
 	@cd $(DEBUG_DIR) && ctest --output-on-failure -j$(JOBS)
 	@HX_FUZZ_SECONDS=$(FUZZ_SECONDS) bash scripts/run-fuzzers.sh $(FUZZ_DIR)
 

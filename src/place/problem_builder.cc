@@ -29,8 +29,7 @@ StatusOr<GraphProblem> BuildGraphProblem(const cost::CostModel& cost,
     p.SetName(t, g.node(op).name);
     // What stays resident: a workload's stated footprint, else the op's weights (activations are
     // transient and covered by the reserve).
-    std::optional<int64_t> stated;
-    if (cost.profile() != nullptr) stated = cost.profile()->NodeMemory(g.node(op).name);
+    const std::optional<int64_t> stated = cost.StatedMemory(op);
     p.SetTaskMemory(t, static_cast<double>(stated ? *stated : cost.OpWeightBytes(op)));
     for (int d = 0; d < D; ++d) {
       DeviceId dev = out.devices[d];
@@ -47,9 +46,9 @@ StatusOr<GraphProblem> BuildGraphProblem(const cost::CostModel& cost,
       }
     }
   }
-  bool all_stated = n > 0 && cost.profile() != nullptr;
+  bool all_stated = n > 0;
   for (int t = 0; t < n && all_stated; ++t)
-    all_stated = cost.profile()->NodeMemory(g.node(out.task_node[t]).name).has_value();
+    all_stated = cost.StatedMemory(out.task_node[t]).has_value();
   const double reserve = options.activation_reserve_fraction.value_or(all_stated ? 0.0 : 0.1);
   if (!(reserve >= 0.0 && reserve < 1.0))
     return InvalidArgument("activation reserve must be in [0, 1), got " + std::to_string(reserve));
