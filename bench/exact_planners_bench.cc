@@ -66,7 +66,7 @@ void BM_MoiraiExampleOne(benchmark::State& state) {
       return;
     }
     state.counters["objective_ms"] = r->model_objective * 1e3;
-    state.counters["optimal"] = r->status == "optimal";
+    state.counters["optimal"] = r->status == place::PlanStatus::kOptimal;
   }
 }
 BENCHMARK(BM_MoiraiExampleOne)->Iterations(1)->Unit(benchmark::kSecond)->UseRealTime();
@@ -89,7 +89,7 @@ void BM_Exact(benchmark::State& state, const std::string& workload, const std::s
       }
       objective = r->model_objective, bound = r->bound, gap = r->gap;
       makespan = r->schedule.makespan;
-      state.SetLabel(r->status);
+      state.SetLabel(place::PlanStatusName(r->status));
     } else {
       place::GetfOptions options;
       options.time_limit_s = 60;
@@ -100,7 +100,7 @@ void BM_Exact(benchmark::State& state, const std::string& workload, const std::s
       }
       objective = r->schedule.makespan, bound = r->bound, gap = r->gap;
       makespan = r->schedule.makespan;
-      state.SetLabel(r->status);
+      state.SetLabel(place::PlanStatusName(r->status));
     }
     state.counters["warm_ms"] = warm.ok() ? warm->schedule.makespan * 1e3 : 0.0;
     state.counters["objective_ms"] = objective * 1e3;

@@ -5,9 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <set>
 
 #include "hexplan/cost/cost_model.h"
@@ -123,6 +125,25 @@ TEST(ExactPlannerTest, GetfReadsAnExternalSolutionOfItsModel) {
   auto bad = RunPlanner("getf", missing);
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("nope.sol"), std::string::npos);
+}
+
+TEST(ExactPlannerTest, TheSolversProgressReachesTheRequestsCallback) {
+  auto in = Make(testing::MakeRandomDag(14, 3), "moirai-intra");
+  for (const char* algo : {"getf", "moirai"}) {
+    PlanRequest r = Request(*in);
+    r.options.coarsen = Coarsening::kNone;
+    int calls = 0;
+    double best = std::numeric_limits<double>::infinity();
+    r.on_solver_progress = [&](const milp::ProgressPoint& p) {
+      ++calls;
+      best = std::min(best, p.incumbent);
+    };
+    auto out = RunPlanner(algo, r);
+    ASSERT_TRUE(out.ok()) << algo << ": " << out.status().ToString();
+    // Warm-started: the MIP start is the first incumbent reported.
+    EXPECT_GT(calls, 0) << algo;
+    EXPECT_TRUE(std::isfinite(best)) << algo;
+  }
 }
 
 TEST(ExactPlannerTest, AnOptionReachesOnlyItsOwnersAndOutOfRangeIsRefused) {
