@@ -100,7 +100,9 @@ def compare(args, log, model, shape, cluster, algos, extra=()):
            "--cluster", cluster, "--algos", ",".join(algos), "--json", "--dtype", args.dtype]
     if "--time-limit" not in extra:
         cmd += ["--time-limit", str(args.time_limit)]
-    if args.submodel_time_limit > 0 and "--submodel-time-limit" not in extra:
+    # --submodel-time-limit is SortingHat's own option: only where it runs.
+    if (args.submodel_time_limit > 0 and "--submodel-time-limit" not in extra
+            and ("sortinghat" in algos or "auto" in algos)):
         cmd += ["--submodel-time-limit", str(args.submodel_time_limit)]
     cmd += list(extra)
     out = RUNNER.run(cmd, log)
@@ -423,7 +425,7 @@ def report(args, log):
                        str(shape[1]), "--cluster", "sortinghat-v100", "--algo", algo,
                        "--dtype", args.dtype, "--time-limit", str(args.time_limit),
                        "-o", plan_path, "--json"]
-                if args.submodel_time_limit > 0:
+                if args.submodel_time_limit > 0 and algo == "sortinghat":
                     cmd += ["--submodel-time-limit", str(args.submodel_time_limit)]
                 placed = run_json(cmd, log)
                 cells = []

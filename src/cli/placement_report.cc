@@ -94,8 +94,10 @@ void AddPlannerOptions(CLI::App* app, PlannerFlags& flags) {
     for (const auto& [s, owners] : owned.specs)
       parts.push_back(Join(owners, ", ") + ": " + s.description + " (default " + s.DefaultText() +
                       ", " + s.RangeText() + ")");
+    const char* type[] = {"BOOL", "INT", "FLOAT", "TEXT"};
     flags.own_flags[owned.name] =
-        app->add_option("--" + owned.name, flags.own[owned.name], Join(parts, "; "));
+        app->add_option("--" + owned.name, flags.own[owned.name], Join(parts, "; "))
+            ->type_name(type[static_cast<int>(owned.specs.front().first.type())]);
   }
   app->footer(PlannerOptionsFooter());
 }

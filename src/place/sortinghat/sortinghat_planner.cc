@@ -810,7 +810,7 @@ class SortingHatPlanner final : public ExactPlanner {
   std::vector<OptionSpec> ModelOptions() const override {
     return {
         IntOption("q", "subgraph slots per GPU (at least 2: one with DHA, one without)", 6, 2, 64),
-        IntOption("ndom", "dominators per submodel", 1, 1),
+        IntOption("ndom", "dominators per submodel", 1, 1, 1000000),
         DoubleOption("submodel-time-limit",
                      "MILP limit per submodel in seconds (0: split --time-limit)", 0.0, 0.0),
         StringOption("ablation", "take one idea out (§5.4)", "",
