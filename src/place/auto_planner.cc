@@ -11,6 +11,7 @@
 
 #include "hexplan/core/stopwatch.h"
 #include "place/builtin_planners.h"
+#include "place/format_units.h"
 
 namespace hx::place {
 namespace {
@@ -21,12 +22,6 @@ const char* const kExactPlanners[] = {"moirai", "efficientmip", "getf", "sorting
 // An exact planner is only worth starting with this much time left (a MILP stopped in CBC's
 // preprocessing has nothing to offer, and CBC has crashed there on limits of a few ms).
 constexpr double kMinExactSeconds = 1.0;
-
-std::string Ms(double seconds) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3f ms", seconds * 1e3);
-  return buf;
-}
 
 bool HasKind(const hw::Cluster& cluster, hw::DeviceKind kind) {
   return !cluster.DevicesOfKind(kind).empty();
@@ -84,9 +79,9 @@ class AutoPlanner final : public Planner {
               "auto: " + name + " failed: " + out.status().message());
         return;
       }
-      tried += (tried.empty() ? "" : ", ") + name + " " + Ms(out->sim.makespan_s);
+      tried += (tried.empty() ? "" : ", ") + name + " " + FormatMs(out->sim.makespan_s);
       LogTo(request.logger, LogLevel::kInfo,
-            "auto: " + name + " simulates " + Ms(out->sim.makespan_s));
+            "auto: " + name + " simulates " + FormatMs(out->sim.makespan_s));
       if (!best || out->sim.makespan_s < best->sim.makespan_s) {
         best = std::move(*out);
         best_name = name;

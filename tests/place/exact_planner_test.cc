@@ -16,6 +16,7 @@
 #include "hexplan/hw/presets.h"
 #include "hexplan/milp/solver.h"
 #include "hexplan/place/planner.h"
+#include "hexplan/place/sortinghat/sortinghat.h"
 #include "hexplan/plan/validator.h"
 #include "hexplan/sim/simulator.h"
 #include "testing/cli_runner.h"
@@ -144,6 +145,27 @@ TEST(ExactPlannerTest, TheSolversProgressReachesTheRequestsCallback) {
     EXPECT_GT(calls, 0) << algo;
     EXPECT_TRUE(std::isfinite(best)) << algo;
   }
+}
+
+TEST(ExactPlannerTest, SortingHatReadsAnExternalSolutionOfItsOneSubmodel) {
+  auto in = Make(testing::MakeChain(5), "sortinghat-v100");
+  const std::string dir = testing::MakeTempDir();
+  PlanRequest r = Request(*in);
+  ASSERT_TRUE(r.planner_options.Give("ndom", int64_t{1000}).ok());
+  ASSERT_TRUE(r.planner_options.Give("export-lp", dir + "/sh.lp").ok());
+  ASSERT_TRUE(RunPlanner("sortinghat", r).ok());
+  WriteSolution(dir + "/sh.lp", dir + "/sh.sol");
+  PlanRequest load = Request(*in);
+  ASSERT_TRUE(load.planner_options.Give("ndom", int64_t{1000}).ok());
+  ASSERT_TRUE(load.planner_options.Give("solution", dir + "/sh.sol").ok());
+  SortingHatReport report;
+  auto loaded = PlanSortingHat(load, &report);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  // The file's assignment, as read: never swapped for a warm start.
+  EXPECT_TRUE(report.kept_milp);
+  ASSERT_EQ(report.submodels.size(), 1u);
+  EXPECT_EQ(report.submodels[0].status, PlanStatus::kFeasible);
+  EXPECT_TRUE(plan::CheckPlan(loaded->plan, *in->cost, "test").ok());
 }
 
 TEST(ExactPlannerTest, AnOptionReachesOnlyItsOwnersAndOutOfRangeIsRefused) {

@@ -18,6 +18,7 @@
 #include "hexplan/plan/validator.h"
 #include "hexplan/sim/simulator.h"
 #include "place/builtin_planners.h"
+#include "place/format_units.h"
 
 namespace hx::place {
 namespace {
@@ -299,12 +300,6 @@ std::string Mb(int64_t bytes) {
   std::snprintf(buf, sizeof buf, "%.1f MB", static_cast<double>(bytes) / 1e6);
   return buf;
 }
-std::string Ms(double s) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3f ms", s * 1e3);
-  return buf;
-}
-
 class ChrionPlanner final : public Planner {
  public:
   std::string Name() const override { return "chrion"; }
@@ -380,8 +375,8 @@ class ChrionPlanner final : public Planner {
     result.status = PlanStatus::kHeuristic;
     result.detail = "k*=" + std::to_string(s.cores) + " of " + std::to_string(run.total_cores) +
                     " CPU cores, GPU memory (Eq. 4) " + Mb(s.gpu_memory_bytes) + " vs " +
-                    Mb(run.sweep[0].gpu_memory_bytes) + " GPU-only, estimate " + Ms(s.latency_s) +
-                    " vs " + Ms(run.sweep[0].latency_s) + note;
+                    Mb(run.sweep[0].gpu_memory_bytes) + " GPU-only, estimate " +
+                    FormatMs(s.latency_s) + " vs " + FormatMs(run.sweep[0].latency_s) + note;
     LogTo(request.logger, LogLevel::kInfo, "chrion: " + result.detail);
     return result;
   }

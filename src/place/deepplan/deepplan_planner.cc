@@ -24,7 +24,7 @@
 #include "hexplan/plan/task_graph.h"
 #include "hexplan/plan/validator.h"
 #include "place/builtin_planners.h"
-#include "place/format_bytes.h"
+#include "place/format_units.h"
 
 namespace hx::place {
 namespace {

@@ -18,15 +18,10 @@
 #include "hexplan/plan/validator.h"
 #include "place/builtin_planners.h"
 #include "place/efficientmip/efficientmip_internal.h"
+#include "place/format_units.h"
 
 namespace hx::place {
 namespace {
-
-std::string Ms(double seconds) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3f ms", seconds * 1e3);
-  return buf;
-}
 
 // HEFT's placement in EfficientMIP's terms (its per-device sets cut into contiguous pieces).
 std::optional<EfficientMipSplit> HeftWarmStart(const EfficientMipInstance& inst,
@@ -201,8 +196,8 @@ class EfficientMipPlanner final : public ExactPlanner {
 
   static std::string Detail(const EfficientMipInstance& inst, const EfficientMipSolveResult& solved,
                             int q, int64_t stated_memory) {
-    return "efficientmip: " + solved.source + " " + Ms(solved.latency_s) + " (greedy " +
-           (std::isfinite(solved.greedy_latency_s) ? Ms(solved.greedy_latency_s)
+    return "efficientmip: " + solved.source + " " + FormatMs(solved.latency_s) + " (greedy " +
+           (std::isfinite(solved.greedy_latency_s) ? FormatMs(solved.greedy_latency_s)
                                                    : std::string("failed")) +
            ", q = " + std::to_string(q) +
            (inst.accelerator_memory_bytes < stated_memory

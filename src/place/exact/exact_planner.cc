@@ -8,15 +8,10 @@
 #include "hexplan/core/stopwatch.h"
 #include "hexplan/plan/validator.h"
 #include "hexplan/sim/simulator.h"
+#include "place/format_units.h"
 
 namespace hx::place {
 namespace {
-
-std::string Ms(double seconds) {
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%.3f ms", seconds * 1e3);
-  return buf;
-}
 
 // "m.lp" -> "m.2.lp" (the part's index before the extension).
 std::string PartPath(const std::string& path, int index) {
@@ -144,9 +139,9 @@ Status KeepFasterPlan(const cost::CostModel& cost, ExactAnswer* answer) {
     return Status::Ok();
   }
   WarmPlan& warm = answer->warm_plans[best];
-  answer->detail += "; kept the warm start " + warm.name + ": it simulates to " + Ms(best_s) +
+  answer->detail += "; kept the warm start " + warm.name + ": it simulates to " + FormatMs(best_s) +
                     ", the MILP's plan (" + PlanStatusName(answer->status) + ") to " +
-                    (valid.ok() ? Ms(model_s) : "an invalid plan (" + valid.message() + ")");
+                    (valid.ok() ? FormatMs(model_s) : "an invalid plan (" + valid.message() + ")");
   answer->plan = std::move(warm.plan);
   answer->kept_warm_start = warm.name;
   answer->status = PlanStatus::kWarmStart;

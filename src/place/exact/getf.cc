@@ -343,16 +343,9 @@ StatusOr<GetfResult> GetfMilp::Run(const Schedule* warm_start) {
   const double horizon = Horizon(warm_start);
   BuildModel(horizon);
   result.num_binaries = m_.num_integer_vars();
-  MilpSettings settings;
   // The limit covers the whole call (building the model included).
-  settings.time_limit_s = std::max(0.01, options_.time_limit_s - clock.ElapsedSeconds());
-  settings.relative_gap = options_.relative_gap;
-  settings.threads = options_.threads;
-  settings.seed = options_.seed;
-  settings.export_lp = options_.export_lp;
-  settings.export_mps = options_.export_mps;
-  settings.solution_path = options_.solution_path;
-  settings.on_progress = options_.on_progress;
+  MilpSettings settings =
+      MilpSettingsOf(options_, std::max(0.01, options_.time_limit_s - clock.ElapsedSeconds()));
   std::vector<double> start;
   if (warm_start != nullptr) start = MipStart(*warm_start, horizon);
   HX_ASSIGN_OR_RETURN(MilpRun run, RunMilp(m_, std::move(start), settings, "getf", logger_));

@@ -9,15 +9,10 @@
 #include "hexplan/place/problem_builder.h"
 #include "hexplan/place/warm_start.h"
 #include "place/builtin_planners.h"
+#include "place/format_units.h"
 
 namespace hx::place {
 namespace {
-
-std::string Ms(double seconds) {
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%.3f ms", seconds * 1e3);
-  return buf;
-}
 
 class GetfPlanner final : public ExactPlanner {
  public:
@@ -35,14 +30,7 @@ class GetfPlanner final : public ExactPlanner {
     HX_ASSIGN_OR_RETURN(GraphProblem problem, BuildGraphProblem(cost));
     auto warm = WarmStartFor(problem.problem, request.options.warm_start, "getf", request.logger);
     GetfOptions options;
-    options.time_limit_s = TimeLeftForModel(request, clock.ElapsedSeconds());
-    options.relative_gap = settings.relative_gap;
-    options.threads = settings.threads;
-    options.seed = settings.seed;
-    options.export_lp = settings.export_lp;
-    options.export_mps = settings.export_mps;
-    options.solution_path = settings.solution_path;
-    options.on_progress = settings.on_progress;
+    ApplyMilpSettings(settings, TimeLeftForModel(request, clock.ElapsedSeconds()), &options);
     HX_ASSIGN_OR_RETURN(GetfResult getf,
                         ScheduleGetf(problem.problem, warm.ok() ? &warm->schedule : nullptr,
                                      options, request.logger));
@@ -54,7 +42,7 @@ class GetfPlanner final : public ExactPlanner {
     answer.gap = getf.gap;
     answer.detail =
         "warm start " +
-        (warm.ok() ? warm->source + " " + Ms(warm->schedule.makespan) : std::string("none")) +
+        (warm.ok() ? warm->source + " " + FormatMs(warm->schedule.makespan) : std::string("none")) +
         "; " + std::to_string(getf.num_groups) + " device groups, " +
         std::to_string(getf.num_binaries) + " binaries" +
         (options.solution_path.empty() ? std::string() : "; from " + options.solution_path);

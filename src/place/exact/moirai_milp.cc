@@ -307,14 +307,7 @@ StatusOr<MoiraiResult> MoiraiMilp::Run(const Schedule* warm_start) {
   m_.Minimize(LinExpr(makespan_));
   result_.num_binaries = m_.num_integer_vars();
   result_.num_constraints = m_.num_constraints();
-  MilpSettings settings;
-  settings.relative_gap = options_.relative_gap;
-  settings.threads = options_.threads;
-  settings.seed = options_.seed;
-  settings.export_lp = options_.export_lp;
-  settings.export_mps = options_.export_mps;
-  settings.solution_path = options_.solution_path;
-  settings.on_progress = options_.on_progress;
+  MilpSettings settings = MilpSettingsOf(options_, 0.0);  // the time is set when solving
   if (options_.solution_path.empty() &&
       (too_large || (warm_ != nullptr && SecondsLeft() < kMinSolveSeconds))) {
     // Written for an external solver (or out of time): export only, keep the warm start.

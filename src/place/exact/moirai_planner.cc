@@ -9,21 +9,16 @@
 #include "hexplan/place/problem_builder.h"
 #include "hexplan/place/warm_start.h"
 #include "place/builtin_planners.h"
+#include "place/format_units.h"
 
 namespace hx::place {
 namespace {
-
-std::string Ms(double seconds) {
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%.3f ms", seconds * 1e3);
-  return buf;
-}
 
 std::string MoiraiDetail(const StatusOr<WarmStart>& warm, const MoiraiResult& milp,
                          const MoiraiOptions& options) {
   std::string detail =
       "warm start " +
-      (warm.ok() ? warm->source + " " + Ms(warm->schedule.makespan)
+      (warm.ok() ? warm->source + " " + FormatMs(warm->schedule.makespan)
                  : std::string("from a memory-packing MILP")) +
       (milp.num_constraints > 0
            ? "; MILP " + std::to_string(milp.num_binaries) + " binaries, " +
@@ -59,14 +54,7 @@ class MoiraiPlanner final : public ExactPlanner {
     auto warm = WarmStartFor(problem.problem, request.options.warm_start, "moirai", request.logger,
                              [&](const Schedule& s) { return ModelMakespan(problem.problem, s); });
     MoiraiOptions options;
-    options.time_limit_s = TimeLeftForModel(request, clock.ElapsedSeconds());
-    options.relative_gap = settings.relative_gap;
-    options.threads = settings.threads;
-    options.seed = settings.seed;
-    options.export_lp = settings.export_lp;
-    options.export_mps = settings.export_mps;
-    options.solution_path = settings.solution_path;
-    options.on_progress = settings.on_progress;
+    ApplyMilpSettings(settings, TimeLeftForModel(request, clock.ElapsedSeconds()), &options);
     HX_ASSIGN_OR_RETURN(MoiraiResult milp,
                         ScheduleMoirai(problem.problem, warm.ok() ? &warm->schedule : nullptr,
                                        options, request.logger));

@@ -10,7 +10,7 @@
 #include "hexplan/plan/plan_builder.h"
 #include "hexplan/plan/validator.h"
 #include "place/builtin_planners.h"
-#include "place/format_bytes.h"
+#include "place/format_units.h"
 
 namespace hx::place {
 namespace {

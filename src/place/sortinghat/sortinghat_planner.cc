@@ -786,6 +786,7 @@ StatusOr<ExactAnswer> SortingHatContext::Run() {
               valid.message());
   }
   answer.plan = std::move(plan_);
+  answer.from_solution_file = !milp_.solution_path.empty();
   // Never worse than the warm starts it was seeded with (the full algorithm only: the ablations
   // return their own plan so that their effect shows).
   if (ablation_ == SortingHatAblation::kNone || report.merged_sim_s == 0.0)

@@ -47,6 +47,33 @@ struct MilpSettings {
   }
 };
 
+// The solver options of the scheduling MILPs (MoiraiOptions, GetfOptions: fields of the same
+// names) to and from MilpSettings.
+template <typename SolverOptions>
+MilpSettings MilpSettingsOf(const SolverOptions& o, double time_limit_s) {
+  MilpSettings s;
+  s.time_limit_s = time_limit_s;
+  s.relative_gap = o.relative_gap;
+  s.threads = o.threads;
+  s.seed = o.seed;
+  s.export_lp = o.export_lp;
+  s.export_mps = o.export_mps;
+  s.solution_path = o.solution_path;
+  s.on_progress = o.on_progress;
+  return s;
+}
+template <typename SolverOptions>
+void ApplyMilpSettings(const MilpSettings& s, double time_limit_s, SolverOptions* o) {
+  o->time_limit_s = time_limit_s;
+  o->relative_gap = s.relative_gap;
+  o->threads = s.threads;
+  o->seed = s.seed;
+  o->export_lp = s.export_lp;
+  o->export_mps = s.export_mps;
+  o->solution_path = s.solution_path;
+  o->on_progress = s.on_progress;
+}
+
 // The settings of a request: its shared options (gap, threads, seed), the exact options, the
 // given time limit.
 MilpSettings MilpSettingsFor(const PlanRequest& request, const OptionSet& options,

@@ -1,6 +1,6 @@
 #pragma once
-// Memory amounts in planners' messages: "1.23 GB", or plain bytes below a megabyte (workloads
-// state small abstract units).
+// Amounts in planners' messages: memory as "1.23 GB", or plain bytes below a megabyte (workloads
+// state small abstract units); times as "12.345 ms".
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -13,6 +13,12 @@ inline std::string FormatBytes(int64_t bytes) {
     std::snprintf(buf, sizeof buf, "%lld B", static_cast<long long>(bytes));
   else
     std::snprintf(buf, sizeof buf, "%.2f GB", static_cast<double>(bytes) / 1e9);
+  return buf;
+}
+
+inline std::string FormatMs(double seconds) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.3f ms", seconds * 1e3);
   return buf;
 }
 
