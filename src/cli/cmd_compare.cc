@@ -9,6 +9,7 @@
 #include "cli/command.h"
 #include "cli/placement_report.h"
 #include "cli/planning_inputs.h"
+#include "hexplan/core/interrupt.h"
 #include "hexplan/core/stopwatch.h"
 #include "hexplan/place/critical_path_bound.h"
 #include "hexplan/place/planner.h"
@@ -97,7 +98,9 @@ int RunCompare(const CompareArgs& args) {
     double time_s = 0.0;
   };
   std::vector<Row> rows;
+  StopOnSignals stop_on_signals;  // Ctrl-C: the planner running stops; the rest are skipped
   for (const std::string& a : algos) {
+    if (StopRequested()) break;
     if (a == kCriticalPath) {
       Stopwatch watch;
       auto bound = place::CriticalPathBound(*inputs->cost);
@@ -118,7 +121,7 @@ int RunCompare(const CompareArgs& args) {
   std::optional<double> single_s;
   for (const Row& r : rows)
     if (r.algo == "single" && r.outcome.ok()) single_s = r.outcome->sim.makespan_s;
-  if (!single_s) {
+  if (!single_s && !StopRequested()) {
     place::PlanRequest plain = request;
     plain.planner_options = OptionSet();
     auto single = place::RunPlanner("single", plain);
@@ -152,7 +155,7 @@ int RunCompare(const CompareArgs& args) {
     out["results"] = std::move(results);
     if (single_s) out["single_latency_ms"] = Ms(*single_s);
     std::printf("%s\n", out.dump(2).c_str());
-    return 0;
+    return StopRequested() ? kExitInterrupted : 0;
   }
   std::printf("%s on %s\n", inputs->graph->name().c_str(), inputs->cluster->name().c_str());
   std::printf("%-14s %-10s %12s %8s %8s %10s  %s\n", "planner", "status", "latency_ms", "speedup",
@@ -186,6 +189,11 @@ int RunCompare(const CompareArgs& args) {
   }
   bool all_failed = true;
   for (const Row& r : rows) all_failed = all_failed && !r.outcome.ok() && !r.bound_s;
+  if (StopRequested()) {
+    std::fprintf(stderr, "hexplan: interrupted after %zu of %zu planners\n", rows.size(),
+                 algos.size());
+    return kExitInterrupted;
+  }
   if (all_failed) return ReportError(rows.front().outcome.status());
   return 0;
 }

@@ -7,6 +7,7 @@
 #include "cli/command.h"
 #include "cli/placement_report.h"
 #include "cli/planning_inputs.h"
+#include "hexplan/core/interrupt.h"
 #include "hexplan/cost/cost_model.h"
 #include "hexplan/place/critical_path_bound.h"
 #include "hexplan/place/planner.h"
@@ -66,8 +67,19 @@ int RunPlace(const PlaceArgs& args) {
   request.model_spec = args.model.model;
   request.model_options = *zoo_options;
   request.cluster_spec = inputs->cluster_spec;
+  // Ctrl-C or SIGTERM while planning: the planner stops and returns its best valid plan, which is
+  // written and reported (status interrupted, exit 130); with none yet, nothing is written.
+  StopOnSignals stop_on_signals;
   auto outcome = place::RunPlanner(args.algo, request);
-  if (!outcome.ok()) return ReportError(outcome.status());
+  const bool interrupted = StopRequested();
+  if (!outcome.ok()) {
+    if (!interrupted) return ReportError(outcome.status());
+    std::fprintf(stderr, "hexplan: interrupted before a valid plan was found; nothing written\n");
+    return kExitInterrupted;
+  }
+  if (interrupted)
+    std::fprintf(stderr, "hexplan: interrupted: %s the best valid plan found so far\n",
+                 args.output.empty() ? "reporting" : "wrote");
   const plan::Plan& p = outcome->result.plan;
   if (!args.output.empty()) {
     Status s = plan::WritePlanFile(args.output, p, graph, cluster);
@@ -79,7 +91,7 @@ int RunPlace(const PlaceArgs& args) {
     nlohmann::json out = PlacementJson(*outcome, *inputs);
     if (!args.output.empty()) out["plan"] = args.output;
     std::printf("%s\n", out.dump(2).c_str());
-    return 0;
+    return interrupted ? kExitInterrupted : 0;
   }
   const place::PlanResult& r = outcome->result;
   std::printf("algo           %s (%s)\n", p.algo.c_str(), place::PlanStatusName(r.status));
@@ -98,7 +110,7 @@ int RunPlace(const PlaceArgs& args) {
       std::printf("  %-12s compute %9.3f ms  peak memory %.3f GB\n", d.name.c_str(),
                   Ms(d.compute_s), d.peak_memory_bytes / 1e9);
   if (!args.output.empty()) std::printf("plan           %s\n", args.output.c_str());
-  return 0;
+  return interrupted ? kExitInterrupted : 0;
 }
 
 }  // namespace

@@ -35,6 +35,9 @@ Command AddPlannersCommand(CLI::App& root);
 // Prints "hexplan: error: <message>" to stderr and returns the status's exit code.
 int ReportError(const Status& status);
 
+// The exit code of a command stopped by SIGINT or SIGTERM (128 + SIGINT, as shells report it).
+constexpr int kExitInterrupted = 130;
+
 // The logger every command uses (warnings to stderr).
 Logger& CliLogger();
 

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <string>
 
+#include "hexplan/core/interrupt.h"
 #include "hexplan/core/stopwatch.h"
 #include "hexplan/milp/solver.h"
 #include "milp/cbc_in_process.h"
@@ -136,6 +137,11 @@ StatusOr<SolveResult> SolveWithCbc(const Model& model, const SolveOptions& optio
       return SolveWithCbc(model, without_start, logger);
     }
   }
+  // A stop already requested (Ctrl-C while planning): the MIP start, if any, without solving.
+  if (StopRequested()) {
+    LogTo(logger, LogLevel::kInfo, "stop requested: not solving; keeping the MIP start");
+    return FallbackResult(model, options, 0.0);
+  }
   if (!options.hard_limit || options.on_progress) {
     return SolveWithCbcInProcess(model, options, logger);
   }
@@ -158,7 +164,7 @@ StatusOr<SolveResult> SolveWithCbc(const Model& model, const SolveOptions& optio
   close(fds[1]);
   const double deadline = options.time_limit_s * 1.05 + 0.5;
   std::string bytes;
-  bool timed_out = false;
+  bool timed_out = false, stopped = false;
   char buf[1 << 16];
   while (true) {
     const double left = deadline - clock.ElapsedSeconds();
@@ -166,8 +172,12 @@ StatusOr<SolveResult> SolveWithCbc(const Model& model, const SolveOptions& optio
       timed_out = true;
       break;
     }
+    if (StopRequested()) {  // looked at every 100 ms
+      stopped = true;
+      break;
+    }
     pollfd pfd{fds[0], POLLIN, 0};
-    const int ready = poll(&pfd, 1, static_cast<int>(std::ceil(left * 1e3)));
+    const int ready = poll(&pfd, 1, static_cast<int>(std::ceil(std::min(left, 0.1) * 1e3)));
     if (ready < 0 && errno == EINTR) continue;
     if (ready <= 0) continue;  // re-checks the deadline
     const ssize_t n = read(fds[0], buf, sizeof buf);
@@ -176,18 +186,20 @@ StatusOr<SolveResult> SolveWithCbc(const Model& model, const SolveOptions& optio
     bytes.append(buf, static_cast<size_t>(n));
   }
   close(fds[0]);
-  if (timed_out) kill(child, SIGKILL);
+  if (timed_out || stopped) kill(child, SIGKILL);
   int wstatus = 0;
   while (waitpid(child, &wstatus, 0) < 0 && errno == EINTR) {
   }
   SolveResult result;
-  if (!timed_out && WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0 &&
+  if (!timed_out && !stopped && WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0 &&
       Deserialize(bytes, model.num_vars(), &result)) {
     return result;
   }
   const double elapsed = clock.ElapsedSeconds();
   char why[160];
-  if (timed_out) {
+  if (stopped) {
+    std::snprintf(why, sizeof why, "CBC was stopped on request after %.2f s", elapsed);
+  } else if (timed_out) {
     std::snprintf(why, sizeof why, "CBC ran past its %.2f s limit and was stopped after %.2f s",
                   options.time_limit_s, elapsed);
   } else if (WIFSIGNALED(wstatus)) {

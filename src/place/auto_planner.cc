@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <optional>
 
+#include "hexplan/core/interrupt.h"
 #include "hexplan/core/stopwatch.h"
 #include "place/builtin_planners.h"
 #include "place/format_units.h"
@@ -92,7 +93,7 @@ class AutoPlanner final : public Planner {
       if (!registered(name)) continue;
       if (std::string(name) == "chrion" && !hybrid) continue;
       const double left = limit - watch.ElapsedSeconds();
-      if (runs > 0 && left <= 0.0) {
+      if (runs > 0 && (left <= 0.0 || StopRequested())) {
         skipped += (skipped.empty() ? "" : ", ") + std::string(name);
         continue;
       }
@@ -106,7 +107,7 @@ class AutoPlanner final : public Planner {
     const double reserve = std::min(0.5, 0.05 * limit);
     for (size_t i = 0; i < exact.size(); ++i) {
       const double left = limit - reserve - watch.ElapsedSeconds();
-      if (left < kMinExactSeconds) {
+      if (left < kMinExactSeconds || (best && StopRequested())) {
         skipped += (skipped.empty() ? "" : ", ") + exact[i];
         continue;
       }

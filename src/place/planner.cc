@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "hexplan/core/interrupt.h"
 #include "hexplan/core/registry.h"
 #include "hexplan/core/stopwatch.h"
 #include "hexplan/place/coarsened_planning.h"
@@ -132,6 +133,10 @@ StatusOr<PlacementOutcome> RunPlanner(const std::string& name, const PlanRequest
   HX_ASSIGN_OR_RETURN(PlanResult result, coarsen == Coarsening::kFusion
                                              ? PlanCoarsened(*planner, resolved)
                                              : planner->Plan(resolved));
+  if (StopRequested()) {  // the planner ended early with its best plan so far
+    result.status = PlanStatus::kInterrupted;
+    result.detail += std::string(result.detail.empty() ? "" : "; ") + "interrupted";
+  }
   if (request.options.cpu_weights_in_place)
     plan::ReadCpuWeightsInPlace(result.plan, request.graph(), request.cluster());
   result.planning_time_s = watch.ElapsedSeconds();

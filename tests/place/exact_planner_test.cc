@@ -12,6 +12,7 @@
 #include <limits>
 #include <set>
 
+#include "hexplan/core/interrupt.h"
 #include "hexplan/cost/cost_model.h"
 #include "hexplan/hw/presets.h"
 #include "hexplan/milp/solver.h"
@@ -166,6 +167,22 @@ TEST(ExactPlannerTest, SortingHatReadsAnExternalSolutionOfItsOneSubmodel) {
   ASSERT_EQ(report.submodels.size(), 1u);
   EXPECT_EQ(report.submodels[0].status, PlanStatus::kFeasible);
   EXPECT_TRUE(plan::CheckPlan(loaded->plan, *in->cost, "test").ok());
+}
+
+TEST(ExactPlannerTest, AStopRequestEndsEveryExactPlannerWithAValidInterruptedPlan) {
+  auto in = Make(testing::MakeRandomDag(16, 7), "sortinghat-v100");
+  RequestStop();  // as if Ctrl-C came before the solvers started
+  for (const char* algo : {"moirai", "getf", "efficientmip", "sortinghat", "auto", "pipeline"}) {
+    auto out = RunPlanner(algo, Request(*in, 30));
+    ASSERT_TRUE(out.ok()) << algo << ": " << out.status().ToString();
+    EXPECT_EQ(out->result.status, PlanStatus::kInterrupted) << algo;
+    EXPECT_TRUE(plan::CheckPlan(out->result.plan, *in->cost, algo).ok()) << algo;
+    EXPECT_LT(out->result.planning_time_s, 25.0) << algo;  // not the full limit
+  }
+  ClearStopRequest();
+  auto normal = RunPlanner("getf", Request(*in));
+  ASSERT_TRUE(normal.ok());
+  EXPECT_NE(normal->result.status, PlanStatus::kInterrupted);
 }
 
 TEST(ExactPlannerTest, AnOptionReachesOnlyItsOwnersAndOutOfRangeIsRefused) {

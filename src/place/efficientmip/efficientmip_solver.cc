@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 
+#include "hexplan/core/interrupt.h"
 #include "hexplan/core/stopwatch.h"
 #include "hexplan/milp/model.h"
 #include "hexplan/milp/solver.h"
@@ -760,7 +761,8 @@ bool EfficientMipSolve::Heuristics() {
   const double heuristic_deadline = std::min(options_.time_limit_s * 0.5, 30.0);
   std::vector<Candidate> dp_results;
   const int num_orders = 3 + 29;
-  for (int kind = 0; kind < num_orders && watch_.ElapsedSeconds() < heuristic_deadline; ++kind) {
+  auto time_left = [&] { return watch_.ElapsedSeconds() < heuristic_deadline && !StopRequested(); };
+  for (int kind = 0; kind < num_orders && time_left(); ++kind) {
     const std::vector<int> order =
         efficientmip_internal::BlockOrder(blocks_, inst_, kind, options_.seed);
     auto dp = DpSplit(inst_, blocks_, order);
@@ -777,7 +779,7 @@ bool EfficientMipSolve::Heuristics() {
   if (greedy_ && std::isfinite(result_.greedy_latency_s))
     starts.push_back({*greedy_, result_.greedy_latency_s, "greedy"});
   for (Candidate& c : starts) {
-    if (watch_.ElapsedSeconds() >= heuristic_deadline) break;
+    if (!time_left()) break;
     LocalSearch(inst_, blocks_, eval_, c, watch_, heuristic_deadline);
     if (c.latency < best_.latency) best_ = c;
   }

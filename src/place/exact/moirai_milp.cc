@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 
+#include "hexplan/core/interrupt.h"
 #include "hexplan/core/stopwatch.h"
 #include "hexplan/place/exact/exact_planner.h"
 #include "hexplan/place/exact/getf.h"
@@ -471,7 +472,8 @@ void MoiraiMilp::AddFlows() {
 // warm start to fall back on, building stops when the time limit is spent.
 bool MoiraiMilp::AddNonOverlap() {
   for (int i = 0; i < n_; ++i) {
-    if (!WantsFiles() && warm_ != nullptr && SecondsLeft() < kMinSolveSeconds) return false;
+    if (!WantsFiles() && warm_ != nullptr && (SecondsLeft() < kMinSolveSeconds || StopRequested()))
+      return false;
     for (int j = i + 1; j < n_; ++j) {
       if (Reaches(reach_, i, j) || Reaches(reach_, j, i)) continue;
       Var delta = m_.AddBinary("d_" + std::to_string(i) + "_" + std::to_string(j));
@@ -498,7 +500,8 @@ bool MoiraiMilp::AddNonOverlap() {
 bool MoiraiMilp::AddCongestion() {
   if (!options_.congestion_control) return true;
   for (int q = 0; q < E_; ++q) {
-    if (!WantsFiles() && warm_ != nullptr && SecondsLeft() < kMinSolveSeconds) return false;
+    if (!WantsFiles() && warm_ != nullptr && (SecondsLeft() < kMinSolveSeconds || StopRequested()))
+      return false;
     for (int r = q + 1; r < E_; ++r) {
       const auto& eq = p_.edges()[q];
       const auto& er = p_.edges()[r];

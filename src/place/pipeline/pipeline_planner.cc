@@ -23,6 +23,7 @@
 #include <optional>
 #include <queue>
 
+#include "hexplan/core/interrupt.h"
 #include "hexplan/core/stopwatch.h"
 #include "hexplan/graph/analysis.h"
 #include "hexplan/plan/plan_builder.h"
@@ -166,7 +167,7 @@ class PipelinePlanner final : public Planner {
     bool stopped = false;
     int evaluations = 0;
     auto out_of_time = [&] {
-      if (clock.ElapsedSeconds() > request.options.time_limit_s) stopped = true;
+      if (clock.ElapsedSeconds() > request.options.time_limit_s || StopRequested()) stopped = true;
       return stopped;
     };
     // Simulates the stages order[0, cuts[0]), [cuts[0], cuts[1]), ... on devices[0], [1], ...;

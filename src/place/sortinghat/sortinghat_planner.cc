@@ -11,6 +11,7 @@
 #include <numeric>
 #include <set>
 
+#include "hexplan/core/interrupt.h"
 #include "hexplan/core/stopwatch.h"
 #include "hexplan/graph/analysis.h"
 #include "hexplan/place/exact/exact_planner.h"
@@ -686,7 +687,7 @@ Status SortingHatContext::SolveSubmodel(size_t i, double deadline) {
   const double limit = settings_.submodel_time_limit_s;
   so.time_limit_s = limit > 0 ? std::min(limit, left) : left / static_cast<double>(num_sub - i);
   sh::Solution sol;
-  if (!files && so.time_limit_s < kMinSubmodelSeconds) {
+  if (!files && (so.time_limit_s < kMinSubmodelSeconds || StopRequested())) {
     sol.assignment = warm;
     sol.timing = sh::Evaluate(p, warm);
     sol.status = PlanStatus::kWarmStart;
