@@ -5,15 +5,12 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
-#include "cli/planning_inputs.h"
+#include "cli/plan_file.h"
 #include "hexplan/core/file_util.h"
 #include "hexplan/cost/cost_model.h"
 #include "hexplan/graph/model_loader.h"
 #include "hexplan/hw/presets.h"
 #include "hexplan/plan/plan_builder.h"
-#include "hexplan/plan/plan_json.h"
-#include "hexplan/plan/plan_match.h"
-#include "hexplan/plan/validator.h"
 #include "hexplan/sim/lower_bound.h"
 #include "hexplan/sim/simulator.h"
 #include "hexplan/sim/timeline.h"
@@ -36,37 +33,15 @@ struct SimulateArgs {
 double Ms(double s) { return s * 1e3; }
 
 int RunSimulate(const SimulateArgs& args) {
-  auto text = ReadFileToString(args.plan_path);
-  if (!text.ok()) return ReportError(text.status());
-  auto header = plan::ParsePlanHeader(*text, args.plan_path);
-  if (!header.ok()) return ReportError(header.status());
-
-  const std::string model_spec = args.model.empty() ? header->model.spec : args.model;
-  const std::string cluster_spec = args.cluster.empty() ? header->cluster.spec : args.cluster;
-  auto inputs = LoadPlanningInputs(model_spec, header->model.options, cluster_spec, args.profile);
-  if (!inputs.ok()) return ReportError(inputs.status().WithContext(args.plan_path));
-  const graph::Graph* graph = inputs->graph.get();
-  const hw::Cluster* cluster = inputs->cluster.get();
-
-  // A mismatch is refused unless the user named that input (--model, --cluster): then a warning.
-  for (const plan::PlanMismatch& m :
-       plan::FindPlanMismatches(*header, *graph, *cluster,
-                                {.model_overridden = !args.model.empty(),
-                                .cluster_overridden = !args.cluster.empty()})) {
-    const std::string& spec = m.input == plan::PlanInput::kModel ? model_spec : cluster_spec;
-    const std::string msg = args.plan_path + ": the plan was made for a different " +
-                            plan::PlanInputName(m.input) + " than '" + spec +
-                            "' builds (fingerprint mismatch)";
-    if (!m.tolerated) return ReportError(InvalidArgument(msg));
-    LogTo(&CliLogger(), LogLevel::kWarning, msg);
-  }
-
-  const cost::CostModel& cost = *inputs->cost;
-  auto parsed = plan::ParsePlan(*text, args.plan_path, *graph, *cluster);
-  if (!parsed.ok()) return ReportError(parsed.status());
-  plan::Plan p = std::move(parsed).value();
-  Status valid = plan::CheckPlan(p, cost, args.plan_path);
-  if (!valid.ok()) return ReportError(valid);
+  auto loaded = LoadPlanFile({.path = args.plan_path,
+                              .model = args.model,
+                              .cluster = args.cluster,
+                              .profile = args.profile});
+  if (!loaded.ok()) return ReportError(loaded.status());
+  const graph::Graph* graph = loaded->inputs.graph.get();
+  const hw::Cluster* cluster = loaded->inputs.cluster.get();
+  const cost::CostModel& cost = *loaded->inputs.cost;
+  plan::Plan& p = loaded->plan;
   if (args.warm > 0.0) {
     Status ws = plan::ApplyWarmStart(p, *graph, *cluster, args.warm);
     if (!ws.ok()) return ReportError(ws);

@@ -26,6 +26,7 @@ Command AddShareCommand(CLI::App& root);
 Command AddTopoCommand(CLI::App& root);
 Command AddTpCommand(CLI::App& root);
 Command AddSimulateCommand(CLI::App& root);
+Command AddShowCommand(CLI::App& root);
 Command AddPlaceCommand(CLI::App& root);
 Command AddCompareCommand(CLI::App& root);
 Command AddRunCommand(CLI::App& root);

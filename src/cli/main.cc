@@ -14,9 +14,10 @@ int main(int argc, char** argv) {
       hx::cli::AddModelsCommand(app),   hx::cli::AddInspectCommand(app),
       hx::cli::AddExportCommand(app),   hx::cli::AddShareCommand(app),
       hx::cli::AddTopoCommand(app),     hx::cli::AddTpCommand(app),
-      hx::cli::AddSimulateCommand(app), hx::cli::AddPlaceCommand(app),
-      hx::cli::AddCompareCommand(app),  hx::cli::AddRunCommand(app),
-      hx::cli::AddProfileCommand(app),  hx::cli::AddPlannersCommand(app),
+      hx::cli::AddSimulateCommand(app), hx::cli::AddShowCommand(app),
+      hx::cli::AddPlaceCommand(app),    hx::cli::AddCompareCommand(app),
+      hx::cli::AddRunCommand(app),      hx::cli::AddProfileCommand(app),
+      hx::cli::AddPlannersCommand(app),
   };
 
   try {
