@@ -3,9 +3,12 @@ JOBS ?= $(shell nproc)
 RELEASE_DIR := build/release
 DEBUG_DIR := build/debug
 FUZZ_DIR := build/fuzz
-FUZZ_SECONDS ?= 20
+# Fuzzing: `make test` runs every fuzz target for a share of FUZZ_SECONDS (a total budget split
+# evenly over the targets, at least 5 s each); `make fuzz-long` runs each for FUZZ_LONG_SECONDS.
+FUZZ_SECONDS ?= 60
+FUZZ_LONG_SECONDS ?= 300
 
-.PHONY: demo test deps release debug fuzz fuzz-run format format-check bench suite clean
+.PHONY: demo test deps release debug fuzz fuzz-run fuzz-long format format-check bench suite clean
 
 deps:
 	@bash scripts/install-deps.sh
@@ -28,6 +31,9 @@ fuzz: deps
 
 fuzz-run: fuzz
 	@HX_FUZZ_SECONDS=$(FUZZ_SECONDS) bash scripts/run-fuzzers.sh $(FUZZ_DIR)
+
+fuzz-long: fuzz
+	@HX_FUZZ_TARGET_SECONDS=$(FUZZ_LONG_SECONDS) bash scripts/run-fuzzers.sh $(FUZZ_DIR)
 
 format-check: deps
 	@bash scripts/format.sh --check

@@ -320,6 +320,8 @@ StatusOr<Profile> Profile::FromJson(const std::string& text, const std::string& 
   } catch (const json::parse_error& e) {
     return ParseError(source_name + ":" + std::to_string(LineOfOffset(text, e.byte)) +
                       ": invalid JSON: " + e.what());
+  } catch (const json::exception& e) {  // e.g. out_of_range: a number too large for a double
+    return ParseError(source_name + ": invalid JSON: " + e.what());
   }
   auto err = [&source_name](const std::string& where, const std::string& what) {
     return ParseError(source_name + ": " + where + ": " + what);

@@ -89,6 +89,13 @@ class Reader {
     return TypeError(path, "true, false, 0 or 1", j);
   }
 
+  // The implicit cluster gets one device per accelerator and CPU, with routes between every pair:
+  // a count in the millions would stall the import (the published files have at most 14 and 8).
+  static constexpr int64_t kMaxDevices = 64;
+  static std::string TooMany(int64_t n) {
+    return "at most " + std::to_string(kMaxDevices) + ", got " + std::to_string(n);
+  }
+
   StatusOr<EfficientMipWorkload> FromJson(const Json& root) {
     if (!root.is_object()) return TypeError("", "a JSON object at the top level", root);
     EfficientMipWorkload w;
@@ -97,9 +104,11 @@ class Reader {
     HX_ASSIGN_OR_RETURN(const Json* max_fpgas, Field(root, "", "maxFPGAs"));
     HX_ASSIGN_OR_RETURN(w.max_accelerators, Integer(*max_fpgas, "maxFPGAs"));
     if (w.max_accelerators < 0) return Error("maxFPGAs", "must not be negative");
+    if (w.max_accelerators > kMaxDevices) return Error("maxFPGAs", TooMany(w.max_accelerators));
     HX_ASSIGN_OR_RETURN(const Json* max_cpus, Field(root, "", "maxCPUs"));
     HX_ASSIGN_OR_RETURN(w.max_cpus, Integer(*max_cpus, "maxCPUs"));
     if (w.max_cpus < 0) return Error("maxCPUs", "must not be negative");
+    if (w.max_cpus > kMaxDevices) return Error("maxCPUs", TooMany(w.max_cpus));
     HX_ASSIGN_OR_RETURN(const Json* nodes, Field(root, "", "nodes"));
     if (!nodes->is_array()) return TypeError("nodes", "an array", *nodes);
     HX_ASSIGN_OR_RETURN(const Json* edges, Field(root, "", "edges"));

@@ -1,6 +1,7 @@
 #include "hexplan/hw/nvidia_smi_topo.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <numeric>
 #include <sstream>
@@ -41,9 +42,11 @@ StatusOr<Cell> ParseCell(const std::string& t, const std::string& where) {
   if (t == "X") {
     c.rel = Rel::kSelf;
   } else if (t.rfind("NV", 0) == 0 && t.size() > 2 &&
-             std::all_of(t.begin() + 2, t.end(), ::isdigit)) {
+             std::all_of(t.begin() + 2, t.end(),
+                         [](unsigned char ch) { return std::isdigit(ch); })) {
     c.rel = Rel::kNvlink;
-    c.nvlinks = std::stoi(t.substr(2));
+    // More than two digits is out of range (and may not fit an int: std::stoi would throw).
+    c.nvlinks = t.size() <= 4 ? std::stoi(t.substr(2)) : 0;
     if (c.nvlinks < 1 || c.nvlinks > 64) return ParseError(where + "bad NVLink count '" + t + "'");
   } else if (t == "PIX") {
     c.rel = Rel::kPix;

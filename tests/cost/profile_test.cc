@@ -167,6 +167,8 @@ INSTANTIATE_TEST_SUITE_P(
     Bad, ProfileJsonErrorTest,
     ::testing::Values(
         BadInput{"{\n\"ops\": [\n  {\"node\": \"a\",, }\n]}", "prof.json:3"},
+        // A number too large for a double threw out of FromJson (found by fuzz_profile_json).
+        BadInput{R"({"ops": [{"node": "a", "device": "g", "seconds": 1e999}]})", "invalid JSON"},
         BadInput{R"({"format": "other"})", "format"},
         BadInput{R"({"ops": [{"node": "a", "device": "g", "seconds": -1}]})", "ops[0].seconds"},
         BadInput{R"({"ops": [{"node": "a", "seconds": 1}]})", "ops[0].device"},

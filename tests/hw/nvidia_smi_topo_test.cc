@@ -134,6 +134,10 @@ TEST(NvidiaSmiTopo, BadInputs) {
   std::string bad_cell = "\tGPU0\tGPU1\nGPU0\t X \tNVX\nGPU1\tNVX\t X \n";
   EXPECT_THAT(ImportNvidiaSmiTopo(bad_cell, "t.txt", options).status().message(),
               HasSubstr("t.txt:2: unknown connection 'NVX'"));
+  // An NVLink count too long for an int threw out of the reader (found by fuzz_nvidia_smi_topo).
+  std::string huge_nv = "\tGPU0\tGPU1\nGPU0\t X \tNV21111111111\nGPU1\tNV2\t X \n";
+  EXPECT_THAT(ImportNvidiaSmiTopo(huge_nv, "t.txt", options).status().message(),
+              HasSubstr("t.txt:2: bad NVLink count 'NV21111111111'"));
   std::string short_row = "\tGPU0\tGPU1\nGPU0\t X \tPIX\nGPU1\tPIX\n";
   EXPECT_THAT(ImportNvidiaSmiTopo(short_row, "t.txt", options).status().message(),
               HasSubstr("t.txt:3: row 'GPU1' has 1 cells, expected 2"));
