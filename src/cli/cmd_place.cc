@@ -8,6 +8,7 @@
 #include "cli/placement_report.h"
 #include "cli/planning_inputs.h"
 #include "hexplan/core/interrupt.h"
+#include "hexplan/core/output_files.h"
 #include "hexplan/cost/cost_model.h"
 #include "hexplan/place/critical_path_bound.h"
 #include "hexplan/place/planner.h"
@@ -51,6 +52,9 @@ int RunCriticalPath(const PlaceArgs& args, const PlanningInputs& inputs) {
 }
 
 int RunPlace(const PlaceArgs& args) {
+  OutputFiles outputs;
+  if (Status s = ExpectPlannerOutputs(args.planner, &outputs); !s.ok()) return ReportError(s);
+  if (Status s = outputs.Expect("--output", args.output); !s.ok()) return ReportError(s);
   auto zoo_options = args.model.ToZooOptions();
   if (!zoo_options.ok()) return ReportError(zoo_options.status());
   auto inputs = LoadPlanningInputs(args.model, args.cluster, args.profile);
@@ -82,7 +86,10 @@ int RunPlace(const PlaceArgs& args) {
                  args.output.empty() ? "reporting" : "wrote");
   const plan::Plan& p = outcome->result.plan;
   if (!args.output.empty()) {
-    Status s = plan::WritePlanFile(args.output, p, graph, cluster);
+    Status s = outputs.StageWith(args.output, [&](const std::string& path) {
+      return plan::WritePlanFile(path, p, graph, cluster);
+    });
+    if (s.ok()) s = outputs.Commit();
     if (!s.ok()) return ReportError(s);
   }
   const double latency = outcome->sim.makespan_s;

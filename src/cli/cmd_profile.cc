@@ -6,6 +6,7 @@
 
 #include "cli/command.h"
 #include "cli/planning_inputs.h"
+#include "hexplan/core/output_files.h"
 #include "hexplan/exec/cpu_backend.h"
 #include "hexplan/exec/profiler.h"
 #include "hexplan/exec/values.h"
@@ -31,7 +32,9 @@ int RunProfile(const ProfileArgs& args) {
   options.warmup = args.warmup;
   options.budget_s = args.budget_s;
   options.contention = args.contention;
-  if (Status s = options.Validate(); !s.ok()) return ReportError(s);
+  OutputFiles outputs;
+  for (Status s : {options.Validate(), outputs.Expect("--output", args.output_path)})
+    if (!s.ok()) return ReportError(s);
   auto inputs = LoadPlanningInputs(args.model, args.cluster);
   if (!inputs.ok()) return ReportError(inputs.status());
   const graph::Graph& graph = *inputs->graph;
@@ -44,7 +47,10 @@ int RunProfile(const ProfileArgs& args) {
   exec::ProfileCalibration cal;
   auto profile = exec::ProfileGraph(graph, cluster, *weights, values, **backend, options, &cal);
   if (!profile.ok()) return ReportError(profile.status());
-  if (Status s = profile->WriteFile(args.output_path); !s.ok()) return ReportError(s);
+  Status written = outputs.StageWith(
+      args.output_path, [&](const std::string& path) { return profile->WriteFile(path); });
+  if (written.ok()) written = outputs.Commit();
+  if (!written.ok()) return ReportError(written);
 
   double total = 0.0;
   std::map<std::string, double> per_device;

@@ -9,6 +9,7 @@
 #include "cli/command.h"
 #include "cli/planning_inputs.h"
 #include "hexplan/core/file_util.h"
+#include "hexplan/core/output_files.h"
 #include "hexplan/cost/profile.h"
 #include "hexplan/exec/cpu_backend.h"
 #include "hexplan/exec/executor.h"
@@ -80,7 +81,10 @@ int RunRun(const RunArgs& args) {
   // Events cost two clock reads and two stores per op: keep them only for a trace, so the
   // measured latency is the plan's own (the profiler and benchmarks run without them too).
   options.record_events = !args.trace_path.empty();
-  if (Status s = options.Validate(); !s.ok()) return ReportError(s);
+  OutputFiles outputs;
+  for (Status s : {options.Validate(), outputs.Expect("--output", args.output_path),
+                   outputs.Expect("--trace", args.trace_path)})
+    if (!s.ok()) return ReportError(s);
 
   auto text = ReadFileToString(args.plan_path);
   if (!text.ok()) return ReportError(text.status());
@@ -157,14 +161,15 @@ int RunRun(const RunArgs& args) {
                                : path;
         path = stem + "." + SafeName(last.output_names[i]) + ".npy";
       }
-      if (Status s = exec::WriteNpyFile(path, last.outputs[i]); !s.ok()) return ReportError(s);
+      if (Status s = outputs.Stage(path, exec::NpyBytes(last.outputs[i])); !s.ok())
+        return ReportError(s);
       files[i] = path;
     }
   }
   if (!args.trace_path.empty()) {
     sim::TimelineRecorder recorder(p, graph, cluster);
     for (const sim::SimEvent& e : last.events) recorder.OnEvent(e);
-    if (Status s = WriteFileAtomic(args.trace_path, recorder.ChromeTraceJson()); !s.ok())
+    if (Status s = outputs.Stage(args.trace_path, recorder.ChromeTraceJson()); !s.ok())
       return ReportError(s);
   }
   std::optional<double> simulated_ms;
@@ -178,6 +183,7 @@ int RunRun(const RunArgs& args) {
     if (!sim.ok()) return ReportError(sim.status());
     simulated_ms = sim->makespan_s * 1e3;
   }
+  if (Status s = outputs.Commit(); !s.ok()) return ReportError(s);
 
   const double median = Median(latencies), p95 = Percentile(latencies, 0.95);
   if (args.json) {

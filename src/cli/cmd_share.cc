@@ -5,6 +5,7 @@
 
 #include "cli/command.h"
 #include "hexplan/core/file_util.h"
+#include "hexplan/core/output_files.h"
 #include "hexplan/share/algorithms.h"
 #include "hexplan/share/deploy.h"
 #include "hexplan/share/planner.h"
@@ -116,7 +117,10 @@ int RunCompare(const ShareArgs& a, const share::ShareProblem& problem) {
 
 int RunShare(const ShareArgs& a) {
   Status st = a.options.Validate();
-  if (!st.ok()) return ReportError(st);
+  OutputFiles outputs;
+  for (Status s : {st, outputs.Expect("--mig-parted", a.mig_parted),
+                   outputs.Expect("--deploy", a.deploy), outputs.Expect("--svg", a.svg)})
+    if (!s.ok()) return ReportError(s);
   auto problem = LoadProblem(a);
   if (!problem.ok()) return ReportError(problem.status());
   if (a.compare) return RunCompare(a, *problem);
@@ -146,9 +150,10 @@ int RunShare(const ShareArgs& a) {
                                    std::to_string(plan->metrics.gpus) + " GPUs")});
   }
   for (const auto& [path, text] : files) {
-    Status w = WriteFileAtomic(path, text);
+    Status w = outputs.Stage(path, text);
     if (!w.ok()) return ReportError(w);
   }
+  if (Status c = outputs.Commit(); !c.ok()) return ReportError(c);
 
   nlohmann::json out = nlohmann::json::parse(share::PlanJson(*problem, a.options, *plan));
   if (plan->mig) {

@@ -6,7 +6,7 @@
 
 #include "cli/command.h"
 #include "cli/plan_file.h"
-#include "hexplan/core/file_util.h"
+#include "hexplan/core/output_files.h"
 #include "hexplan/cost/cost_model.h"
 #include "hexplan/graph/model_loader.h"
 #include "hexplan/hw/presets.h"
@@ -33,6 +33,10 @@ struct SimulateArgs {
 double Ms(double s) { return s * 1e3; }
 
 int RunSimulate(const SimulateArgs& args) {
+  OutputFiles outputs;
+  for (Status s :
+       {outputs.Expect("--trace", args.trace_path), outputs.Expect("--svg", args.svg_path)})
+    if (!s.ok()) return ReportError(s);
   auto loaded = LoadPlanFile({.path = args.plan_path,
                               .model = args.model,
                               .cluster = args.cluster,
@@ -61,14 +65,15 @@ int RunSimulate(const SimulateArgs& args) {
   if (!lb.ok()) return ReportError(lb.status());
 
   if (!args.trace_path.empty()) {
-    Status s = WriteFileAtomic(args.trace_path, recorder.ChromeTraceJson());
+    Status s = outputs.Stage(args.trace_path, recorder.ChromeTraceJson());
     if (!s.ok()) return ReportError(s);
   }
   if (!args.svg_path.empty()) {
     const std::string title = graph->name() + " on " + cluster->name() + " (" + p.algo + ")";
-    Status s = WriteFileAtomic(args.svg_path, recorder.SvgGantt(title));
+    Status s = outputs.Stage(args.svg_path, recorder.SvgGantt(title));
     if (!s.ok()) return ReportError(s);
   }
+  if (Status s = outputs.Commit(); !s.ok()) return ReportError(s);
 
   const sim::SimResult& r = *result;
   double cp_compute = 0.0, cp_transfer = 0.0;

@@ -7,6 +7,7 @@
 
 #include "cli/command.h"
 #include "hexplan/core/file_util.h"
+#include "hexplan/core/output_files.h"
 #include "hexplan/hw/cluster_render.h"
 #include "hexplan/hw/nvidia_smi_topo.h"
 #include "hexplan/hw/presets.h"
@@ -53,16 +54,16 @@ int RunTopo(const TopoArgs& args) {
     }
     return 0;
   }
+  OutputFiles outputs;
+  for (Status s : {outputs.Expect("--dot", args.dot), outputs.Expect("--svg", args.svg)})
+    if (!s.ok()) return ReportError(s);
   auto cluster = LoadTopoCluster(args);
   if (!cluster.ok()) return ReportError(cluster.status());
-  if (!args.dot.empty()) {
-    Status s = WriteFileAtomic(args.dot, hw::ClusterToDot(*cluster));
-    if (!s.ok()) return ReportError(s);
-  }
-  if (!args.svg.empty()) {
-    Status s = WriteFileAtomic(args.svg, hw::ClusterToSvg(*cluster));
-    if (!s.ok()) return ReportError(s);
-  }
+  Status s = Status::Ok();
+  if (!args.dot.empty()) s = outputs.Stage(args.dot, hw::ClusterToDot(*cluster));
+  if (s.ok() && !args.svg.empty()) s = outputs.Stage(args.svg, hw::ClusterToSvg(*cluster));
+  if (s.ok()) s = outputs.Commit();
+  if (!s.ok()) return ReportError(s);
   std::string text = args.json ? hw::ClusterToJson(*cluster) : hw::ClusterSummary(*cluster);
   std::fputs(text.c_str(), stdout);
   return 0;

@@ -9,6 +9,7 @@
 
 #include "cli/command.h"
 #include "hexplan/core/file_util.h"
+#include "hexplan/core/output_files.h"
 #include "hexplan/hw/presets.h"
 #include "hexplan/tp/llm_tp.h"
 #include "hexplan/tp/tp_report.h"
@@ -71,7 +72,7 @@ std::string F(double v, const char* fmt = "%.3f") {
 }
 
 // Figs. 8 and 9: writes fig8_volume.svg, fig9_<model>_<out>.svg and report.md under `dir`.
-Status WriteReport(const TpArgs& args, const std::string& dir) {
+Status WriteReport(const TpArgs& args, const std::string& dir, OutputFiles* outputs) {
   std::ostringstream md;
   // Fig. 8: volume per node count, paper accounting (every collective moves b*h).
   HX_ASSIGN_OR_RETURN(auto rows, tp::NodeCountVolumeSweep(64));
@@ -106,7 +107,7 @@ Status WriteReport(const TpArgs& args, const std::string& dir) {
          << (r.nodes >= 2 ? Pct(1 - r.asymgroup / r.autoddl) : "-") << " |\n";
   }
   fig8.series = {meg, aut, asy, ide};
-  HX_RETURN_IF_ERROR(WriteFileAtomic(dir + "/fig8_volume.svg", tp::RenderChartSvg(fig8)));
+  HX_RETURN_IF_ERROR(outputs->Stage(dir + "/fig8_volume.svg", tp::RenderChartSvg(fig8)));
   md << "\nMean over 2..64 nodes: AsymGroup " << Pct(red_meg / count)
      << " below Megatron (paper: 63.5%), " << Pct(red_aut / count)
      << " below AutoDDL (paper: 33.4%); AutoDDL " << Pct(aut_meg / count)
@@ -166,16 +167,19 @@ Status WriteReport(const TpArgs& args, const std::string& dir) {
       md << "\n";
       chart.series = {s_aut, s_asy};
       chart.y_min = 0.0;
-      HX_RETURN_IF_ERROR(WriteFileAtomic(
-          dir + "/fig9_" + model + "_" + std::to_string(out) + ".svg", tp::RenderChartSvg(chart)));
+      HX_RETURN_IF_ERROR(outputs->Stage(dir + "/fig9_" + model + "_" + std::to_string(out) + ".svg",
+                                        tp::RenderChartSvg(chart)));
     }
   }
-  return WriteFileAtomic(dir + "/report.md", md.str());
+  HX_RETURN_IF_ERROR(outputs->Stage(dir + "/report.md", md.str()));
+  return outputs->Commit();
 }
 
 int RunTp(const TpArgs& args) {
   if (!args.report.empty()) {
-    Status s = WriteReport(args, args.report);
+    OutputFiles outputs;
+    Status s = outputs.ExpectDirectory("--report", args.report);
+    if (s.ok()) s = WriteReport(args, args.report, &outputs);
     if (!s.ok()) return ReportError(s);
     std::printf("wrote %s/report.md and SVG charts\n", args.report.c_str());
     return 0;

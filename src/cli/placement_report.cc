@@ -72,6 +72,15 @@ Status PlannerFlags::Apply(place::PlanRequest* request) const {
   return Status::Ok();
 }
 
+Status ExpectPlannerOutputs(const PlannerFlags& flags, OutputFiles* outputs) {
+  for (const char* name : {"export-lp", "export-mps"}) {
+    auto flag = flags.own_flags.find(name);
+    if (flag == flags.own_flags.end() || flag->second->count() == 0) continue;
+    HX_RETURN_IF_ERROR(outputs->Expect(std::string("--") + name, flags.own.at(name)));
+  }
+  return Status::Ok();
+}
+
 void AddPlannerOptions(CLI::App* app, PlannerFlags& flags) {
   place::PlannerOptions& o = flags.options;
   app->add_option("--time-limit", o.time_limit_s, "planning time limit in seconds")

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "cli/planning_inputs.h"
+#include "hexplan/core/output_files.h"
 #include "hexplan/place/planner.h"
 
 namespace hx::cli {
@@ -30,6 +31,11 @@ struct PlannerFlags {
 // --no-warm-start and every planner's own options, with defaults, bounds and owners in the help
 // and a footer listing each planner's options.
 void AddPlannerOptions(CLI::App* app, PlannerFlags& flags);
+
+// Checks, before planning, that the solver exports the flags name (--export-lp, --export-mps) can
+// be written. They are written while the solver builds its model and kept when the solve fails:
+// they are the record for debugging that model.
+Status ExpectPlannerOutputs(const PlannerFlags& flags, OutputFiles* outputs);
 
 // Fields: algo, model, cluster, status, latency_ms, lower_bound_ms, lower_bound_ratio,
 // planning_time_s, estimate_ms?, model_objective_ms?, bound_ms?, gap?, devices[{name, compute_ms,

@@ -40,7 +40,6 @@ int Status::ExitCode() const {
   switch (code_) {
     case StatusCode::kOk:
       return 0;
-    case StatusCode::kIoError:
     case StatusCode::kInternal:
       return 1;
     default:

@@ -26,7 +26,7 @@ TEST(StatusTest, ExitCodesSeparateBadInputFromInternalErrors) {
   EXPECT_EQ(ParseError("x").ExitCode(), 2);
   EXPECT_EQ(NotFound("x").ExitCode(), 2);
   EXPECT_EQ(Internal("x").ExitCode(), 1);
-  EXPECT_EQ(IoError("x").ExitCode(), 1);
+  EXPECT_EQ(IoError("x").ExitCode(), 2);  // an unwritable output is the user's to fix
 }
 
 TEST(StatusTest, AssignOrReturnPropagates) {

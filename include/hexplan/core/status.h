@@ -17,7 +17,7 @@ enum class StatusCode {
   kParseError,         // a file could not be parsed (CLI exit 2)
   kResourceExhausted,  // does not fit: memory, capacity (CLI exit 2)
   kUnimplemented,      // a feature this build does not support (CLI exit 2)
-  kIoError,            // the file system failed (CLI exit 1)
+  kIoError,            // the file system refused a read or write (CLI exit 2: a path to fix)
   kInternal,           // a bug (CLI exit 1)
 };
 

@@ -1,0 +1,143 @@
+#include "hexplan/core/output_files.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "hexplan/core/file_util.h"
+
+namespace hx {
+namespace {
+
+struct PathParts {
+  std::string directory;  // "." when the path has none
+  std::string base;
+};
+
+PathParts SplitPath(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos) return {".", path};
+  return {slash == 0 ? "/" : path.substr(0, slash), path.substr(slash + 1)};
+}
+
+bool IsDirectory(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// Creates and removes a file in `directory`: the only test that also holds for root, for whom
+// access(2) says yes to read-only and virtual file systems alike.
+std::string ProbeDirectory(const std::string& directory) {
+  static int probes = 0;
+  const std::string probe =
+      directory + "/.hexplan-probe-" + std::to_string(::getpid()) + "-" + std::to_string(probes++);
+  const int fd = ::open(probe.c_str(), O_CREAT | O_EXCL | O_WRONLY, 0600);
+  if (fd < 0) return "cannot create a file in '" + directory + "': " + std::strerror(errno);
+  ::close(fd);
+  ::unlink(probe.c_str());
+  return "";
+}
+
+}  // namespace
+
+std::string WhyUnwritable(const std::string& path) {
+  const PathParts parts = SplitPath(path);
+  if (parts.base.empty() || IsDirectory(path)) return "'" + path + "' is a directory";
+  struct stat st {};
+  if (::stat(parts.directory.c_str(), &st) != 0) {
+    return "directory '" + parts.directory + "' does not exist (create it first)";
+  }
+  if (!S_ISDIR(st.st_mode)) return "'" + parts.directory + "' is not a directory";
+  return ProbeDirectory(parts.directory);
+}
+
+OutputFiles::~OutputFiles() {
+  if (committed_) return;
+  for (const Staged& s : staged_) std::remove(s.temporary.c_str());
+  for (const std::string& path : adopted_) std::remove(path.c_str());
+  for (auto it = created_directories_.rbegin(); it != created_directories_.rend(); ++it) {
+    ::rmdir(it->c_str());  // only succeeds when empty: never removes what the user put there
+  }
+}
+
+Status OutputFiles::Expect(const std::string& flag, const std::string& path) {
+  if (path.empty()) return Status::Ok();
+  const std::string why = WhyUnwritable(path);
+  if (why.empty()) return Status::Ok();
+  return InvalidArgument(flag + " '" + path + "': cannot write: " + why);
+}
+
+Status OutputFiles::ExpectDirectory(const std::string& flag, const std::string& dir) {
+  if (dir.empty()) return Status::Ok();
+  std::string prefix;
+  size_t start = 0;
+  while (start <= dir.size()) {
+    size_t slash = dir.find('/', start);
+    if (slash == std::string::npos) slash = dir.size();
+    prefix = dir.substr(0, slash);
+    start = slash + 1;
+    if (prefix.empty() || IsDirectory(prefix)) continue;
+    if (::mkdir(prefix.c_str(), 0777) != 0) {
+      return InvalidArgument(flag + " '" + dir + "': cannot create directory '" + prefix +
+                             "': " + std::strerror(errno));
+    }
+    created_directories_.push_back(prefix);
+  }
+  const std::string why = ProbeDirectory(dir);
+  if (why.empty()) return Status::Ok();
+  return InvalidArgument(flag + " '" + dir + "': " + why);
+}
+
+std::string OutputFiles::TemporaryPathFor(const std::string& path) {
+  const PathParts parts = SplitPath(path);
+  const std::string ext = FileExtension(parts.base);
+  const std::string stem =
+      ext.empty() ? parts.base : parts.base.substr(0, parts.base.size() - ext.size() - 1);
+  std::string name = "." + stem + ".hexplan-" + std::to_string(::getpid()) + "-" +
+                     std::to_string(counter_++) + (ext.empty() ? "" : "." + ext);
+  return parts.directory == "." ? name : parts.directory + "/" + name;
+}
+
+Status OutputFiles::Stage(const std::string& path, std::string_view contents) {
+  return StageWith(path, [&](const std::string& temporary) {
+    return WriteFileAtomic(temporary, std::string(contents));
+  });
+}
+
+Status OutputFiles::StageWith(
+    const std::string& path,
+    const std::function<Status(const std::string& temporary_path)>& write) {
+  if (const std::string why = WhyUnwritable(path); !why.empty()) {
+    return InvalidArgument("cannot write '" + path + "': " + why);
+  }
+  Staged staged{TemporaryPathFor(path), path};
+  Status s = write(staged.temporary);
+  if (!s.ok()) {
+    std::remove(staged.temporary.c_str());
+    return s;
+  }
+  staged_.push_back(std::move(staged));
+  return Status::Ok();
+}
+
+void OutputFiles::Adopt(const std::string& path) {
+  if (!path.empty()) adopted_.push_back(path);
+}
+
+Status OutputFiles::Commit() {
+  for (size_t i = 0; i < staged_.size(); ++i) {
+    if (std::rename(staged_[i].temporary.c_str(), staged_[i].final_path.c_str()) == 0) continue;
+    const std::string why = std::strerror(errno);
+    for (size_t j = 0; j < i; ++j) std::remove(staged_[j].final_path.c_str());
+    staged_.erase(staged_.begin(), staged_.begin() + static_cast<std::ptrdiff_t>(i));
+    return IoError("cannot write '" + staged_.front().final_path + "': " + why);
+  }
+  committed_ = true;
+  return Status::Ok();
+}
+
+}  // namespace hx
