@@ -1,9 +1,25 @@
 // hexplan: plans and runs deep-learning inference on heterogeneous hardware.
 #include <cstdio>
 #include <exception>
+#include <string>
 #include <vector>
 
 #include "cli/command.h"
+
+namespace {
+
+// "hexplan frobnicate": CLI11 would say only that a subcommand is required.
+std::string UnknownCommand(const CLI::App& app, int argc, char** argv) {
+  if (argc < 2 || argv[1][0] == '-') return "";
+  std::string names;
+  for (const CLI::App* sub : app.get_subcommands({})) {
+    if (sub->get_name() == argv[1]) return "";
+    names += (names.empty() ? "" : ", ") + sub->get_name();
+  }
+  return "unknown command '" + std::string(argv[1]) + "' (commands: " + names + ")";
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"hexplan: plan and run deep-learning inference on heterogeneous hardware"};
@@ -29,7 +45,10 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
+    // Usage errors are the user's to fix (exit 2) and read like every other error.
+    const std::string unknown = UnknownCommand(app, argc, argv);
+    std::fprintf(stderr, "hexplan: error: %s\nRun with --help for more information.\n",
+                 unknown.empty() ? e.what() : unknown.c_str());
     return 2;
   }
 
