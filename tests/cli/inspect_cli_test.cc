@@ -151,7 +151,8 @@ TEST(InspectCliTest, BadInputExitsTwoWithTheFileAndField) {
   };
   for (const Case& c : cases) {
     testing::WriteTextFile(dir + "/" + c.file, c.text);
-    for (const char* command : {"inspect ", "export -o /dev/null/x.json "}) {
+    // The export would go to a writable path: the model is what is wrong, and nothing is written.
+    for (const std::string& command : {std::string("inspect "), "export -o " + dir + "/x.json "}) {
       const std::string cmd = command + dir + "/" + c.file + (command[0] == 'i' ? " --json" : "");
       auto r = RunCli(cmd);
       EXPECT_EQ(r.exit_code, 2) << cmd << "\n" << r.err;
@@ -159,6 +160,8 @@ TEST(InspectCliTest, BadInputExitsTwoWithTheFileAndField) {
       EXPECT_EQ(r.err.find("terminate"), std::string::npos) << r.err;
     }
     std::remove((dir + "/" + c.file).c_str());
+    std::ifstream written(dir + "/x.json");
+    EXPECT_FALSE(written.good()) << c.file << ": a failed export left its output";
   }
   auto missing = RunCli("inspect " + dir + "/missing.json");
   EXPECT_EQ(missing.exit_code, 2);
