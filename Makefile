@@ -3,12 +3,19 @@ JOBS ?= $(shell nproc)
 RELEASE_DIR := build/release
 DEBUG_DIR := build/debug
 FUZZ_DIR := build/fuzz
+TSAN_DIR := build/tsan
 # Fuzzing: `make test` runs every fuzz target for a share of FUZZ_SECONDS (a total budget split
 # evenly over the targets, at least 5 s each); `make fuzz-long` runs each for FUZZ_LONG_SECONDS.
 FUZZ_SECONDS ?= 60
 FUZZ_LONG_SECONDS ?= 300
+# `make test` times each step against a budget (scripts/timed-step.sh, seconds on a 2-core CI
+# machine from a clean clone; the whole run must stay under 30 minutes). STRICT_BUDGETS=1 fails a
+# step over its budget instead of warning.
+STRICT_BUDGETS ?= 0
+STEP := HX_STRICT_BUDGETS=$(STRICT_BUDGETS) bash scripts/timed-step.sh
 
-.PHONY: demo test deps release debug fuzz fuzz-run fuzz-long format format-check bench suite clean
+.PHONY: demo test deps release debug fuzz fuzz-run fuzz-long tsan tsan-build format format-check \
+  bench suite clean
 
 deps:
 	@bash scripts/install-deps.sh
@@ -35,16 +42,34 @@ fuzz-run: fuzz
 fuzz-long: fuzz
 	@HX_FUZZ_TARGET_SECONDS=$(FUZZ_LONG_SECONDS) bash scripts/run-fuzzers.sh $(FUZZ_DIR)
 
+# ThreadSanitizer: only the threaded code's tests (the exec runtime; milp, where CBC runs threads)
+# and the layers they link, in a build of their own (HX_TSAN; TSan and ASan exclude each other).
+tsan-build: deps
+	@cmake -S . -B $(TSAN_DIR) -DCMAKE_BUILD_TYPE=Debug -DHX_TSAN=ON -DHX_BUILD_BENCH=OFF >/dev/null
+	@cmake --build $(TSAN_DIR) -j$(JOBS) --target exec_tests milp_tests
+
+tsan: tsan-build
+	@JOBS=$(JOBS) bash scripts/run-tsan.sh $(TSAN_DIR)
+
 format-check: deps
 	@bash scripts/format.sh --check
 
 format:
 	@bash scripts/format.sh
 
-test: format-check debug fuzz
-	@python3 scripts/function-lengths.py
-	@cd $(DEBUG_DIR) && ctest --output-on-failure -j$(JOBS)
-	@HX_FUZZ_SECONDS=$(FUZZ_SECONDS) bash scripts/run-fuzzers.sh $(FUZZ_DIR)
+# Budgets (seconds) sum to the 30 minutes; estimated from a 16-minute CI run before TSan (about
+# 11 of them compiling) and a clean TSan build measured at 370 s with -j1.
+test:
+	@$(STEP) --start
+	@$(STEP) format-check 60 $(MAKE) --no-print-directory format-check
+	@$(STEP) function-lengths 30 python3 scripts/function-lengths.py
+	@$(STEP) debug-build 600 $(MAKE) --no-print-directory debug
+	@$(STEP) ctest 360 sh -c 'cd $(DEBUG_DIR) && ctest --output-on-failure -j$(JOBS)'
+	@$(STEP) fuzz-build 240 $(MAKE) --no-print-directory fuzz
+	@$(STEP) fuzz-run 120 env HX_FUZZ_SECONDS=$(FUZZ_SECONDS) bash scripts/run-fuzzers.sh $(FUZZ_DIR)
+	@$(STEP) tsan-build 300 $(MAKE) --no-print-directory tsan-build
+	@$(STEP) tsan-run 90 env JOBS=$(JOBS) bash scripts/run-tsan.sh $(TSAN_DIR)
+	@$(STEP) --total 1800
 
 bench: deps
 	@cmake -S . -B $(RELEASE_DIR) -DCMAKE_BUILD_TYPE=Release >/dev/null
