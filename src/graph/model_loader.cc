@@ -1,11 +1,59 @@
 #include "hexplan/graph/model_loader.h"
 
+#include <algorithm>
+#include <fstream>
+#include <vector>
+
 #include "hexplan/core/file_util.h"
 #include "hexplan/graph/efficientmip_io.h"
 #include "hexplan/graph/json_io.h"
 #include "hexplan/graph/onnx_io.h"
 
 namespace hx::graph {
+namespace {
+
+size_t EditDistance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// Why `spec` names no model: a path that does not exist, a file of another kind, or a name that
+// is not in the zoo (with the closest zoo name, when one is close).
+Status UnknownModel(const std::string& spec) {
+  std::string known, closest;
+  size_t best = 3;  // suggest only names within two edits
+  for (const auto& m : ZooModels()) {
+    known += (known.empty() ? "" : ", ") + m.name;
+    if (const size_t d = EditDistance(spec, m.name); d < best) best = d, closest = m.name;
+  }
+  const bool looks_like_path = spec.find('/') != std::string::npos || !FileExtension(spec).empty();
+  if (looks_like_path && !std::ifstream(spec).good()) {
+    return NotFound("'" + spec +
+                    "': no such file (a model is a zoo name, a .onnx or a .json file)");
+  }
+  if (looks_like_path) {
+    return InvalidArgument("'" + spec + "': not a model file this command reads (.onnx or .json" +
+                           std::string(FileExtension(spec) == "csv"
+                                           ? "; MOIRAI CSV workloads are read by place and compare"
+                                           : "") +
+                           ")");
+  }
+  return InvalidArgument("'" + spec + "' is not a zoo model" +
+                         (closest.empty() ? "" : " (did you mean '" + closest + "'?)") +
+                         "; zoo models: " + known);
+}
+
+}  // namespace
 
 StatusOr<Graph> LoadModel(const std::string& spec, const ZooOptions& options, Logger* logger) {
   HX_RETURN_IF_ERROR(options.Validate());
@@ -25,10 +73,7 @@ StatusOr<Graph> LoadModel(const std::string& spec, const ZooOptions& options, Lo
     }
     return ReadGraphJson(text, spec);
   }
-  std::string known;
-  for (const auto& m : ZooModels()) known += (known.empty() ? "" : ", ") + m.name;
-  return InvalidArgument(
-      "'" + spec + "' is neither a zoo model nor a .onnx or .json file; zoo models: " + known);
+  return UnknownModel(spec);
 }
 
 }  // namespace hx::graph

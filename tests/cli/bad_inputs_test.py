@@ -116,6 +116,10 @@ CASES = [
          says=["m.onnx"]),
     case("model path missing", "inspect $D/none.onnx", says=["none.onnx"]),
     case("model name unknown", "inspect gpt7", says=["gpt7"]),
+    case("model name misspelled", "inspect gpt-2", says=["'gpt-2' is not a zoo model", "did you mean 'gpt2'"]),
+    case("model path without an extension missing", "inspect $D/models/net", says=["net", "no such file"]),
+    case("model file of another kind", "inspect $D/w.csv", files={"w.csv": MOIRAI},
+         says=["w.csv", "place and compare"]),
     # --- MOIRAI CSV ---
     case("MOIRAI CSV bad number", "place $D/w.csv --algo getf",
          files={"w.csv": source("fuzz/corpus/moirai_csv/example-1.csv", ("1,3,5,\"3,5\",8,9,7", "1,3,5,\"3,5\",8,x9,7"))},
