@@ -155,6 +155,22 @@ TEST(ClusterYaml, BadFilesNameTheLine) {
   }
 }
 
+TEST(ClusterYaml, InvalidUtf8IsAnErrorNamingFileLineAndByte) {
+  // "gpu\xFF" would pass yaml-cpp and make the JSON writers throw; it stops at the reader.
+  std::string text = Minimal("      - {name: \"gpu\xFF\", model: T4}\n", "");
+  auto c = ReadClusterYaml(text, "bad.yaml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().ExitCode(), 2);
+  const size_t at = text.find('\xFF');
+  EXPECT_EQ(c.status().message(), "bad.yaml:5:20: invalid UTF-8 at byte " + std::to_string(at) +
+                                      " (text files must be UTF-8)");
+  // Ill-formed anywhere counts, a comment included; well-formed multibyte names are fine.
+  EXPECT_FALSE(ReadClusterYaml("# \xC0\xAF\n" + Minimal("", ""), "bad.yaml").ok());
+  auto ok = ReadClusterYaml(Minimal("", "") + "name: \"caf\xC3\xA9\"\n", "ok.yaml");
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  EXPECT_EQ(ok->name(), "caf\xC3\xA9");
+}
+
 TEST(ClusterYaml, LoadClusterReadsFiles) {
   std::string dir = testing::MakeTempDir();
   std::string path = dir + "/server.yaml";

@@ -153,6 +153,26 @@ TEST(NvidiaSmiTopo, BadInputs) {
               HasSubstr("'Voodoo 5' is not in the device table"));
 }
 
+TEST(NvidiaSmiTopo, InvalidUtf8IsAnErrorNamingFileLineAndByte) {
+  NvidiaSmiImportOptions options;
+  std::string topo = "\tGPU0\tGPU1\nGPU0\t X \tNV2\nGPU1\tNV2\t X \n\nLegend: \xE2\x82\n";
+  auto c = ImportNvidiaSmiTopo(topo, "t.txt", options);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().ExitCode(), 2);
+  EXPECT_THAT(c.status().message(),
+              HasSubstr("t.txt:5:9: invalid UTF-8 at byte " + std::to_string(topo.find('\xE2'))));
+  auto names = ParseGpuNamesCsv("name\nTesla V100\xFF\n", "n.csv");
+  ASSERT_FALSE(names.ok());
+  EXPECT_EQ(names.status().ExitCode(), 2);
+  EXPECT_THAT(names.status().message(), HasSubstr("n.csv:2:11: invalid UTF-8 at byte 15"));
+  // Through the import options too: the CSV is named by its own source.
+  options.gpu_names_csv = "name\nTesla V100\xFF\n";
+  options.gpu_names_source = "names.csv";
+  topo = "\tGPU0\tGPU1\nGPU0\t X \tNV2\nGPU1\tNV2\t X \n";
+  EXPECT_THAT(ImportNvidiaSmiTopo(topo, "t.txt", options).status().message(),
+              HasSubstr("names.csv:2:11: invalid UTF-8"));
+}
+
 TEST(NvidiaSmiTopo, GpuNameCsv) {
   auto names = ParseGpuNamesCsv("index, name\n0, NVIDIA H100 80GB HBM3\n1, NVIDIA H100 80GB HBM3\n",
                                 "n.csv");
