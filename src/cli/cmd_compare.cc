@@ -10,6 +10,7 @@
 #include "cli/placement_report.h"
 #include "cli/planning_inputs.h"
 #include "hexplan/core/interrupt.h"
+#include "hexplan/core/json_text.h"
 #include "hexplan/core/stopwatch.h"
 #include "hexplan/place/critical_path_bound.h"
 #include "hexplan/place/planner.h"
@@ -154,7 +155,7 @@ int RunCompare(const CompareArgs& args) {
     }
     out["results"] = std::move(results);
     if (single_s) out["single_latency_ms"] = Ms(*single_s);
-    std::printf("%s\n", out.dump(2).c_str());
+    std::printf("%s\n", DumpJson(out, 2).c_str());
     return StopRequested() ? kExitInterrupted : 0;
   }
   std::printf("%s on %s\n", inputs->graph->name().c_str(), inputs->cluster->name().c_str());

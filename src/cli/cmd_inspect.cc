@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
+#include "hexplan/core/json_text.h"
 #include "hexplan/graph/analysis.h"
 #include "hexplan/graph/op_cost.h"
 
@@ -59,7 +60,7 @@ int RunInspect(const ModelArgs& args, bool json) {
     out["activation_bytes"] = activation_bytes;
     out["op_types"] = op_types;
     out["op_types_without_flop_rule"] = unknown;
-    std::printf("%s\n", out.dump(2).c_str());
+    std::printf("%s\n", DumpJson(out, 2).c_str());
     return 0;
   }
   std::printf("model          %s\n", g.name().c_str());

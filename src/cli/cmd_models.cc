@@ -2,6 +2,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
+#include "hexplan/core/json_text.h"
 #include "hexplan/graph/zoo.h"
 
 namespace hx::cli {
@@ -22,7 +23,7 @@ Command AddModelsCommand(CLI::App& root) {
                                {"default_seq", m.default_seq},
                                {"source", m.source}});
               }
-              std::printf("%s\n", out.dump(2).c_str());
+              std::printf("%s\n", DumpJson(out, 2).c_str());
               return 0;
             }
             std::printf("%-18s %-11s %12s  %s\n", "MODEL", "FAMILY", "PARAMS", "DESCRIPTION");

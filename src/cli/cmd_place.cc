@@ -8,6 +8,7 @@
 #include "cli/placement_report.h"
 #include "cli/planning_inputs.h"
 #include "hexplan/core/interrupt.h"
+#include "hexplan/core/json_text.h"
 #include "hexplan/core/output_files.h"
 #include "hexplan/cost/cost_model.h"
 #include "hexplan/place/critical_path_bound.h"
@@ -40,7 +41,7 @@ int RunCriticalPath(const PlaceArgs& args, const PlanningInputs& inputs) {
     nlohmann::json out = {{"algo", "critical-path"},           {"model", inputs.graph->name()},
                           {"cluster", inputs.cluster->name()}, {"status", "bound"},
                           {"latency_ms", Ms(bound->seconds)},  {"path_ops", bound->ops.size()}};
-    std::printf("%s\n", out.dump(2).c_str());
+    std::printf("%s\n", DumpJson(out, 2).c_str());
     return 0;
   }
   std::printf("algo           critical-path (a bound, not a plan)\n");
@@ -97,7 +98,7 @@ int RunPlace(const PlaceArgs& args) {
   if (args.json) {
     nlohmann::json out = PlacementJson(*outcome, *inputs);
     if (!args.output.empty()) out["plan"] = args.output;
-    std::printf("%s\n", out.dump(2).c_str());
+    std::printf("%s\n", DumpJson(out, 2).c_str());
     return interrupted ? kExitInterrupted : 0;
   }
   const place::PlanResult& r = outcome->result;

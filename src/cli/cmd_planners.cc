@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
+#include "hexplan/core/json_text.h"
 #include "hexplan/place/planner.h"
 
 namespace hx::cli {
@@ -61,7 +62,7 @@ int PrintPlanners(bool json, bool markdown) {
                   (*planner)->Description().c_str(),
                   own.empty() ? "(no options of its own)" : own.c_str());
   }
-  if (json) std::printf("%s\n", out.dump(2).c_str());
+  if (json) std::printf("%s\n", DumpJson(out, 2).c_str());
   return 0;
 }
 

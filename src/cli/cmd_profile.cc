@@ -6,6 +6,7 @@
 
 #include "cli/command.h"
 #include "cli/planning_inputs.h"
+#include "hexplan/core/json_text.h"
 #include "hexplan/core/output_files.h"
 #include "hexplan/exec/cpu_backend.h"
 #include "hexplan/exec/profiler.h"
@@ -82,7 +83,7 @@ int RunProfile(const ProfileArgs& args) {
     nlohmann::json devices = nlohmann::json::object();
     for (const auto& [device, seconds] : per_device) devices[device] = {{"sum_ms", seconds * 1e3}};
     out["devices"] = devices;
-    std::printf("%s\n", out.dump(2).c_str());
+    std::printf("%s\n", DumpJson(out, 2).c_str());
     return 0;
   }
   std::printf("profiled    %zu ops of %s on %s (median of %d runs each)\n", graph.Ops().size(),

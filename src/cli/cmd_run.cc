@@ -9,6 +9,7 @@
 #include "cli/command.h"
 #include "cli/planning_inputs.h"
 #include "hexplan/core/file_util.h"
+#include "hexplan/core/json_text.h"
 #include "hexplan/core/output_files.h"
 #include "hexplan/cost/profile.h"
 #include "hexplan/exec/cpu_backend.h"
@@ -218,7 +219,7 @@ int RunRun(const RunArgs& args) {
       outs.push_back(std::move(o));
     }
     out["outputs"] = std::move(outs);
-    std::printf("%s\n", out.dump(2).c_str());
+    std::printf("%s\n", DumpJson(out, 2).c_str());
     return 0;
   }
   std::printf("plan        %s (%s) on %s, %s backend\n", args.plan_path.c_str(), p.algo.c_str(),

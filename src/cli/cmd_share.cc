@@ -5,6 +5,7 @@
 
 #include "cli/command.h"
 #include "hexplan/core/file_util.h"
+#include "hexplan/core/json_text.h"
 #include "hexplan/core/output_files.h"
 #include "hexplan/share/algorithms.h"
 #include "hexplan/share/deploy.h"
@@ -111,7 +112,7 @@ int RunCompare(const ShareArgs& a, const share::ShareProblem& problem) {
                   plan->metrics.internal_slack, plan->metrics.scheduling_time_ms, notes.c_str());
     }
   }
-  if (a.json) std::printf("%s\n", rows.dump(2).c_str());
+  if (a.json) std::printf("%s\n", DumpJson(rows, 2).c_str());
   return 0;
 }
 
@@ -204,7 +205,7 @@ int RunShare(const ShareArgs& a) {
   }
 
   if (a.json) {
-    std::printf("%s\n", out.dump(2).c_str());
+    std::printf("%s\n", DumpJson(out, 2).c_str());
     return 0;
   }
   PrintPlanText(*problem, a.options, *plan);
@@ -223,8 +224,8 @@ int RunShare(const ShareArgs& a) {
   if (out.contains("reconfiguration")) {
     const auto& rj = out["reconfiguration"];
     std::printf("reconfigured   %s: touched GPUs %s, released %s, added %s, now %d GPUs\n",
-                a.change.c_str(), rj["touched_gpus"].dump().c_str(),
-                rj["released_gpus"].dump().c_str(), rj["added_gpus"].dump().c_str(),
+                a.change.c_str(), DumpJson(rj["touched_gpus"]).c_str(),
+                DumpJson(rj["released_gpus"]).c_str(), DumpJson(rj["added_gpus"]).c_str(),
                 rj["plan"]["gpus"].get<int>());
   }
   return 0;

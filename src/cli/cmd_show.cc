@@ -9,6 +9,7 @@
 
 #include "cli/command.h"
 #include "cli/plan_file.h"
+#include "hexplan/core/json_text.h"
 #include "hexplan/hw/quantity.h"
 #include "hexplan/plan/plan_summary.h"
 
@@ -139,7 +140,7 @@ void PrintJson(const ShowArgs& args, const LoadedPlan& loaded, const plan::PlanS
   nlohmann::json devices = nlohmann::json::array();
   for (const plan::DeviceSummary& d : s.devices) devices.push_back(DeviceJson(d, loaded));
   out["devices"] = std::move(devices);
-  std::printf("%s\n", out.dump(2).c_str());
+  std::printf("%s\n", DumpJson(out, 2).c_str());
 }
 
 int RunShow(const ShowArgs& args) {

@@ -6,6 +6,8 @@
 
 #include "cli/command.h"
 #include "cli/plan_file.h"
+#include "hexplan/core/file_util.h"
+#include "hexplan/core/json_text.h"
 #include "hexplan/core/output_files.h"
 #include "hexplan/cost/cost_model.h"
 #include "hexplan/graph/model_loader.h"
@@ -123,7 +125,7 @@ int RunSimulate(const SimulateArgs& args) {
                             {"compute_ms", Ms(cp_compute)},
                             {"transfer_ms", Ms(cp_transfer)}};
     out["memory_overflows"] = r.memory_overflows;
-    std::printf("%s\n", out.dump(2).c_str());
+    std::printf("%s\n", DumpJson(out, 2).c_str());
     return 0;
   }
   std::printf("plan           %s (%s, %s on %s)\n", args.plan_path.c_str(), p.algo.c_str(),

@@ -1,11 +1,24 @@
 #include "hexplan/core/xml.h"
 
-namespace hx {
+#include "hexplan/core/utf8.h"
 
-std::string XmlEscape(std::string_view text) {
+namespace hx {
+namespace {
+
+// U+FFFE and U+FFFF are well-formed UTF-8 but not XML 1.0 characters.
+bool IsNonCharacterAt(const std::string& text, size_t i) {
+  return i + 2 < text.size() && text[i] == '\xEF' && text[i + 1] == '\xBF' &&
+         (text[i + 2] == '\xBE' || text[i + 2] == '\xBF');
+}
+
+}  // namespace
+
+std::string XmlEscape(std::string_view raw) {
+  std::string text = SanitizeUtf8(raw);
   std::string out;
   out.reserve(text.size());
-  for (char c : text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
     switch (c) {
       case '&':
         out += "&amp;";
@@ -23,7 +36,12 @@ std::string XmlEscape(std::string_view text) {
         out += "&apos;";
         break;
       default:
-        if (static_cast<unsigned char>(c) >= 0x20 || c == '\t' || c == '\n') out += c;
+        if (IsNonCharacterAt(text, i)) {
+          out += "\xEF\xBF\xBD";
+          i += 2;
+        } else if (static_cast<unsigned char>(c) >= 0x20 || c == '\t' || c == '\n') {
+          out += c;
+        }
     }
   }
   return out;

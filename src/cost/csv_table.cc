@@ -3,6 +3,8 @@
 #include <string>
 #include <vector>
 
+#include "hexplan/core/utf8.h"
+
 namespace hx::cost::internal {
 
 bool CsvRow::IsBlank() const {
@@ -27,6 +29,7 @@ std::string Trim(const std::string& s) {
 }
 
 StatusOr<std::vector<CsvRow>> ParseCsv(const std::string& text, const std::string& source_name) {
+  HX_RETURN_IF_ERROR(CheckUtf8Text(text, source_name));
   std::vector<CsvRow> rows;
   CsvRow row;
   std::string field;

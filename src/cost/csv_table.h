@@ -16,7 +16,8 @@ struct CsvRow {
   bool IsBlank() const;  // every field empty
 };
 
-// Splits `text` into rows. Fails on an unterminated quote (naming `source_name` and the line).
+// Splits `text` into rows. Fails on text that is not UTF-8 or an unterminated quote (naming
+// `source_name` and the line).
 StatusOr<std::vector<CsvRow>> ParseCsv(const std::string& text, const std::string& source_name);
 
 // Quotes a field when it holds a comma, quote or newline.

@@ -9,6 +9,7 @@
 
 #include "cost/csv_table.h"
 #include "hexplan/core/file_util.h"
+#include "hexplan/core/json_text.h"
 
 namespace hx::cost {
 namespace {
@@ -19,15 +20,6 @@ std::string FormatDouble(double v) {
   char buf[64];
   auto res = std::to_chars(buf, buf + sizeof(buf), v);
   return std::string(buf, res.ptr);
-}
-
-// 1-based line of a byte offset.
-int LineOfOffset(const std::string& text, size_t offset) {
-  int line = 1;
-  for (size_t i = 0; i < offset && i < text.size(); ++i) {
-    if (text[i] == '\n') ++line;
-  }
-  return line;
 }
 
 const std::map<std::string, double>* FindKey(
@@ -309,20 +301,12 @@ std::string Profile::ToJson() const {
       rows.push_back({{"src", pair.first}, {"dst", pair.second}, {"seconds", seconds}});
     doc[key] = std::move(rows);
   }
-  return doc.dump(2) + "\n";
+  return DumpJson(doc, 2) + "\n";
 }
 
 StatusOr<Profile> Profile::FromJson(const std::string& text, const std::string& source_name) {
   using nlohmann::json;
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::parse_error& e) {
-    return ParseError(source_name + ":" + std::to_string(LineOfOffset(text, e.byte)) +
-                      ": invalid JSON: " + e.what());
-  } catch (const json::exception& e) {  // e.g. out_of_range: a number too large for a double
-    return ParseError(source_name + ": invalid JSON: " + e.what());
-  }
+  HX_ASSIGN_OR_RETURN(json doc, ParseJson<json>(text, source_name));
   auto err = [&source_name](const std::string& where, const std::string& what) {
     return ParseError(source_name + ": " + where + ": " + what);
   };

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "hexplan/core/file_util.h"
+#include "hexplan/core/utf8.h"
 
 namespace hx::exec {
 
@@ -100,6 +101,9 @@ StatusOr<HostTensor> ParseNpy(const std::string& bytes, const std::string& sourc
   }
   if (offset + header_len > bytes.size()) return bad("header longer than the file");
   const std::string header = bytes.substr(offset, header_len);
+  if (size_t at = FindInvalidUtf8(header); at != std::string::npos)
+    return bad("the header is not UTF-8 (invalid byte at offset " + std::to_string(offset + at) +
+               ")");
   auto field = [&](const std::string& key) -> std::string {
     size_t k = header.find("'" + key + "'");
     if (k == std::string::npos) return "";

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "hexplan/core/file_util.h"
+#include "hexplan/core/json_text.h"
 
 namespace hx::graph {
 namespace {
@@ -21,14 +22,7 @@ class Reader {
   explicit Reader(std::string source) : source_(std::move(source)) {}
 
   StatusOr<EfficientMipWorkload> Read(const std::string& text) {
-    Json root;
-    try {
-      root = Json::parse(text);
-    } catch (const Json::exception& e) {
-      std::string what = e.what();
-      if (auto pos = what.find("] "); pos != std::string::npos) what = what.substr(pos + 2);
-      return ParseError(source_ + ": not valid JSON: " + what);
-    }
+    HX_ASSIGN_OR_RETURN(Json root, ParseJson<Json>(text, source_));
     try {
       return FromJson(root);
     } catch (const Json::exception& e) {
@@ -41,7 +35,7 @@ class Reader {
     return ParseError(source_ + ": " + (path.empty() ? "" : path + ": ") + message);
   }
   Status TypeError(const std::string& path, const char* expected, const Json& got) const {
-    std::string text = got.dump();
+    std::string text = DumpJson(got);
     if (text.size() > 40) text = text.substr(0, 37) + "...";
     return Error(path, std::string("expected ") + expected + ", got " + got.type_name() +
                            (got.is_structured() ? "" : " " + text));
@@ -54,7 +48,7 @@ class Reader {
   StatusOr<int64_t> Integer(const Json& j, const std::string& path) {
     if (j.is_number_unsigned()) {
       if (j.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
-        return Error(path, "integer " + j.dump() + " is too large");
+        return Error(path, "integer " + DumpJson(j) + " is too large");
       return static_cast<int64_t>(j.get<uint64_t>());
     }
     if (j.is_number_integer()) return j.get<int64_t>();
@@ -70,13 +64,13 @@ class Reader {
     if (!j.is_number()) return TypeError(path, "a number", j);
     const double v = j.get<double>();
     if (!std::isfinite(v) || v < 0)
-      return Error(path, "expected a non-negative number, got " + j.dump());
+      return Error(path, "expected a non-negative number, got " + DumpJson(j));
     return v;
   }
   // Bytes: a non-negative number (the files write them as floats), rounded to an integer.
   StatusOr<int64_t> Bytes(const Json& j, const std::string& path) {
     HX_ASSIGN_OR_RETURN(double v, NonNegative(j, path));
-    if (v > kMaxBytes) return Error(path, "size " + j.dump() + " bytes is too large");
+    if (v > kMaxBytes) return Error(path, "size " + DumpJson(j) + " bytes is too large");
     return static_cast<int64_t>(std::llround(v));
   }
   // true/false, or 0/1 as some files write them.

@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "hexplan/core/file_util.h"
+#include "hexplan/core/json_text.h"
 #include "hexplan/graph/analysis.h"
 
 namespace hx::graph {
@@ -108,8 +109,7 @@ const FusionRules& BuiltinFusionRules() {
 
 StatusOr<FusionRules> ParseFusionRules(const std::string& json_text,
                                        const std::string& source_name) {
-  Json j = Json::parse(json_text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return ParseError(source_name + ": not valid JSON");
+  HX_ASSIGN_OR_RETURN(Json j, ParseJson<Json>(json_text, source_name));
   if (!j.is_object()) return ParseError(source_name + ": expected a JSON object");
   auto format = j.find("format");
   if (format == j.end() || !format->is_string() || *format != kFormatName)
@@ -163,7 +163,7 @@ std::string FusionRulesToJson(const FusionRules& rules) {
   Json list = Json::array();
   for (const FusionRule& r : rules.rules) list.push_back({{"name", r.name}, {"ops", r.ops}});
   Json j = {{"format", kFormatName}, {"version", kFormatVersion}, {"rules", std::move(list)}};
-  return j.dump(2) + "\n";
+  return DumpJson(j, 2) + "\n";
 }
 
 StatusOr<std::vector<FusionGroup>> FindFusionGroups(const Graph& graph, const FusionRules& rules) {

@@ -13,6 +13,8 @@
 #include <unordered_map>
 
 #include "hexplan/core/file_util.h"
+#include "hexplan/core/json_text.h"
+#include "hexplan/graph/onnx_io.h"
 
 namespace hx::graph {
 namespace {
@@ -100,7 +102,7 @@ struct NodeSpec {
 std::string Describe(const Json& j) {
   std::string type = j.type_name();
   if (j.is_string() || j.is_number() || j.is_boolean()) {
-    std::string text = j.dump();
+    std::string text = DumpJson(j);
     if (text.size() > 40) text = text.substr(0, 37) + "...";
     return type + " " + text;
   }
@@ -114,16 +116,7 @@ class Reader {
   explicit Reader(std::string source) : source_(std::move(source)) {}
 
   StatusOr<Graph> Read(const std::string& text) {
-    Json root;
-    try {
-      root = Json::parse(text);
-    } catch (const Json::exception& e) {
-      std::string what = e.what();
-      // "[json.exception.parse_error.101] parse error at line 1, column 2: ..." -> "parse error
-      // ..."
-      if (auto pos = what.find("] "); pos != std::string::npos) what = what.substr(pos + 2);
-      return ParseError(source_ + ": not valid JSON: " + what);
-    }
+    HX_ASSIGN_OR_RETURN(Json root, ParseJson<Json>(text, source_));
     try {
       return FromJson(root);
     } catch (const Json::exception& e) {
@@ -159,7 +152,7 @@ class Reader {
   StatusOr<int64_t> Integer(const Json& j, const std::string& path) {
     if (j.is_number_unsigned()) {
       if (j.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
-        return Error(path, "integer " + j.dump() + " is too large");
+        return Error(path, "integer " + DumpJson(j) + " is too large");
       return static_cast<int64_t>(j.get<uint64_t>());
     }
     if (j.is_number_integer()) return j.get<int64_t>();
@@ -451,6 +444,7 @@ class Reader {
     HX_RETURN_IF_ERROR(Build(specs, producer, g));
     Status valid = g.Validate();
     if (!valid.ok()) return ParseError(source_ + ": " + valid.message());
+    HX_RETURN_IF_ERROR(CheckGraphWithOnnx(g, source_));
     return g;
   }
 
@@ -556,19 +550,19 @@ std::string WriteGraphJson(const Graph& graph) {
   // One tensor or node per line: diffable, and still valid JSON.
   std::ostringstream os;
   os << "{\n";
-  os << "  \"format\": " << Json(kFormatName).dump() << ",\n";
+  os << "  \"format\": " << DumpJson(Json(kFormatName)) << ",\n";
   os << "  \"version\": " << kFormatVersion << ",\n";
-  os << "  \"name\": " << Json(graph.name()).dump() << ",\n";
+  os << "  \"name\": " << DumpJson(Json(graph.name())) << ",\n";
   os << "  \"tensors\": [";
   for (size_t i = 0; i < graph.num_tensors(); ++i) {
     const Tensor& t = graph.tensor(TensorId(i));
     Json j = {{"name", t.name}, {"dtype", DTypeName(t.dtype)}, {"shape", t.shape}};
-    os << (i ? ",\n    " : "\n    ") << j.dump();
+    os << (i ? ",\n    " : "\n    ") << DumpJson(j);
   }
   os << (graph.num_tensors() ? "\n  ],\n" : "],\n");
   os << "  \"nodes\": [";
   for (size_t i = 0; i < graph.num_nodes(); ++i) {
-    os << (i ? ",\n    " : "\n    ") << NodeJson(graph, graph.node(NodeId(i))).dump();
+    os << (i ? ",\n    " : "\n    ") << DumpJson(NodeJson(graph, graph.node(NodeId(i))));
   }
   os << (graph.num_nodes() ? "\n  ]\n" : "]\n");
   os << "}\n";

@@ -21,6 +21,7 @@
 #include "onnx/shape_inference/implementation.h"
 #include "onnx_constant_folding.h"
 #include "onnx_tensor_util.h"
+#include "onnx_utf8.h"
 
 namespace hx::graph {
 namespace {
@@ -112,6 +113,7 @@ class OnnxReader {
 
   StatusOr<Graph> Read(const std::string& bytes) {
     HX_RETURN_IF_ERROR(Parse(bytes));
+    HX_RETURN_IF_ERROR(CheckOnnxUtf8(model_, source_));
     HX_RETURN_IF_ERROR(CheckOpset());
     HX_RETURN_IF_ERROR(CheckNodes());
     HX_RETURN_IF_ERROR(CheckNamesAndSort());
@@ -278,16 +280,17 @@ class OnnxReader {
         if (next < 0) break;
         cur = next;
       }
-      std::string names;
-      for (size_t k = path.size(); k-- > static_cast<size_t>(std::max(seen_at[cur], 0));) {
-        const auto& node = graph->node(path[k]);
-        names +=
-            (node.name().empty() ? node.op_type() + "#" + std::to_string(path[k]) : node.name()) +
-            " -> ";
+      // path[seen_at[cur]] is cur and each entry reads the next one, so the cycle in data-flow
+      // order is cur, then path backwards down to just after cur, then cur again.
+      auto name = [&](int i) {
+        const auto& node = graph->node(i);
+        return node.name().empty() ? node.op_type() + "#" + std::to_string(i) : node.name();
+      };
+      std::string names = name(cur);
+      for (size_t k = path.size(); k-- > static_cast<size_t>(seen_at[cur]) + 1;) {
+        names += " -> " + name(path[k]);
       }
-      const auto& first = graph->node(cur);
-      names += first.name().empty() ? first.op_type() + "#" + std::to_string(cur) : first.name();
-      return Error("the graph has a cycle: " + names);
+      return Error("the graph has a cycle: " + names + " -> " + name(cur));
     }
     if (!std::is_sorted(order.begin(), order.end())) {
       google::protobuf::RepeatedPtrField<onnx::NodeProto> sorted;

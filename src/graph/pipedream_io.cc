@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "hexplan/core/file_util.h"
+#include "hexplan/core/utf8.h"
 
 namespace hx::graph {
 namespace {
@@ -42,6 +43,7 @@ bool IsInputModule(const std::string& module) {
 
 StatusOr<PipeDreamProfile> ReadPipeDreamGraph(const std::string& text,
                                               const std::string& source_name) {
+  HX_RETURN_IF_ERROR(CheckUtf8Text(text, source_name));
   PipeDreamProfile profile;
   std::unordered_map<std::string, size_t> index;
   std::set<std::pair<size_t, size_t>> seen;

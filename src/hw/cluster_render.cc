@@ -8,6 +8,8 @@
 #include <queue>
 #include <sstream>
 
+#include "hexplan/core/json_text.h"
+#include "hexplan/core/utf8.h"
 #include "hexplan/core/xml.h"
 #include "hexplan/hw/quantity.h"
 
@@ -20,9 +22,16 @@ std::string Pad(const std::string& s, size_t width) {
   return s.size() >= width ? s + " " : s + std::string(width - s.size(), ' ');
 }
 
+// The inside of a DOT quoted string: quotes and backslashes escaped, a newline as DOT's "\n",
+// other control characters dropped, ill-formed UTF-8 as U+FFFD (Graphviz reads UTF-8).
 std::string DotEscape(const std::string& s) {
   std::string out;
-  for (char c : s) {
+  for (char c : SanitizeUtf8(s)) {
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) continue;
     if (c == '"' || c == '\\') out.push_back('\\');
     out.push_back(c);
   }
@@ -204,7 +213,7 @@ std::string ClusterToJson(const Cluster& c) {
   }
   j["bandwidth_matrix"] = {
       {"devices", names}, {"bytes_per_s", bw}, {"latency_s", lat}, {"via_host", via}};
-  return j.dump(2) + "\n";
+  return DumpJson(j, 2) + "\n";
 }
 
 std::string ClusterToDot(const Cluster& c) {

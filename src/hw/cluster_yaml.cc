@@ -10,6 +10,7 @@
 #include <set>
 #include <type_traits>
 
+#include "hexplan/core/utf8.h"
 #include "hexplan/hw/device_spec.h"
 #include "hexplan/hw/presets.h"
 #include "hexplan/hw/quantity.h"
@@ -192,7 +193,10 @@ class Reader {
     if (n["name"]) {
       HX_ASSIGN_OR_RETURN(name, String(n["name"], "node name"));
     }
-    if (c.FindHostMemory(name)) return Error(n, "duplicate node name '" + name + "'");
+    if (auto first = c.FindHostMemory(name)) {
+      return Error(n, "duplicate node name '" + name + "' (first defined at line " +
+                          std::to_string(c.place(*first).line) + ")");
+    }
     PlaceId host = c.AddHostMemory(name);
     c.mutable_place(host).line = Line(n);
     if (n["devices"]) {
@@ -312,6 +316,7 @@ class Reader {
   }
 
   StatusOr<Cluster> Read(const std::string& text) {
+    HX_RETURN_IF_ERROR(CheckUtf8Text(text, source_));
     YAML::Node root;
     try {
       root = YAML::Load(text);

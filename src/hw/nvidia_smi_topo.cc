@@ -6,6 +6,7 @@
 #include <numeric>
 #include <sstream>
 
+#include "hexplan/core/utf8.h"
 #include "hexplan/hw/device_spec.h"
 #include "hw/link_rates.h"
 
@@ -111,6 +112,7 @@ bool LooksLikeNvidiaSmiTopo(const std::string& text) {
 
 StatusOr<std::vector<std::string>> ParseGpuNamesCsv(const std::string& text,
                                                     const std::string& source_name) {
+  HX_RETURN_IF_ERROR(CheckUtf8Text(text, source_name));
   std::istringstream in(text);
   std::vector<std::string> names;
   int column = 0;
@@ -143,10 +145,12 @@ StatusOr<std::vector<std::string>> ParseGpuNamesCsv(const std::string& text,
 StatusOr<Cluster> ImportNvidiaSmiTopo(const std::string& topo_text, const std::string& source_name,
                                       const NvidiaSmiImportOptions& options) {
   HX_RETURN_IF_ERROR(options.Validate());
+  HX_RETURN_IF_ERROR(CheckUtf8Text(topo_text, source_name));
   std::istringstream in(topo_text);
   std::vector<std::string> columns;
   size_t num_gpus = 0;
   std::map<std::string, size_t> column_index;
+  std::map<std::string, int> row_line;    // row name -> its line
   std::vector<std::vector<Cell>> matrix;  // rows of GPUs and NICs, in column order
   std::vector<std::string> cpu_affinity, numa_affinity;
   int line_no = 0;
@@ -161,6 +165,12 @@ StatusOr<Cluster> ImportNvidiaSmiTopo(const std::string& topo_text, const std::s
       header_line = line_no;
       for (const std::string& tok : t) {
         if (!IsDeviceColumn(tok)) break;
+        if (column_index.count(tok)) {
+          return ParseError(source_name + ":" + std::to_string(line_no) + ": duplicate column '" +
+                            tok + "' in the header (columns " +
+                            std::to_string(column_index[tok] + 1) + " and " +
+                            std::to_string(columns.size() + 1) + ")");
+        }
         column_index[tok] = columns.size();
         columns.push_back(tok);
       }
@@ -173,6 +183,11 @@ StatusOr<Cluster> ImportNvidiaSmiTopo(const std::string& topo_text, const std::s
                         "' (not a column of the header at line " + std::to_string(header_line) +
                         ")");
     }
+    if (auto first = row_line.find(t[0]); first != row_line.end()) {
+      return ParseError(source_name + ":" + std::to_string(line_no) + ": duplicate row '" + t[0] +
+                        "' (first at line " + std::to_string(first->second) + ")");
+    }
+    row_line[t[0]] = line_no;
     if (it->second != matrix.size()) {
       return ParseError(source_name + ":" + std::to_string(line_no) + ": row '" + t[0] +
                         "' out of order");

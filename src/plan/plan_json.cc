@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "hexplan/core/file_util.h"
+#include "hexplan/core/json_text.h"
 
 namespace hx::plan {
 namespace {
@@ -24,6 +25,7 @@ std::string HashString(uint64_t h) {
 class Reader {
  public:
   explicit Reader(std::string source) : source_(std::move(source)) {}
+  const std::string& source() const { return source_; }
 
   Status Error(const std::string& path, const std::string& what) const {
     return ParseError(source_ + ": " + (path.empty() ? "/" : path) + ": " + what);
@@ -107,9 +109,7 @@ StatusOr<PlanHeader> ReadHeader(const json& doc, const Reader& r) {
 }
 
 StatusOr<json> Parse(const std::string& text, const Reader& r) {
-  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) return r.Error("", "not valid JSON");
-  return doc;
+  return ParseJson<json>(text, r.source());
 }
 
 }  // namespace
@@ -345,7 +345,7 @@ std::string PlanToJson(const Plan& plan, const graph::Graph& graph, const hw::Cl
     }
     doc["submodels"] = std::move(sms);
   }
-  return doc.dump(1) + "\n";
+  return DumpJson(doc, 1) + "\n";
 }
 
 Status WritePlanFile(const std::string& path, const Plan& plan, const graph::Graph& graph,

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "hexplan/core/json_text.h"
 #include "hexplan/core/xml.h"
 
 namespace hx::share {
@@ -145,7 +146,7 @@ std::string PlanJson(const ShareProblem& problem, const ShareOptions& options,
     }
     j["layout"].push_back(gj);
   }
-  return j.dump(2);
+  return DumpJson(j, 2);
 }
 
 std::string PlanSvg(const ShareProblem& problem, const SharePlan& plan, const std::string& title) {

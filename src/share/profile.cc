@@ -9,6 +9,8 @@
 #include <sstream>
 
 #include "hexplan/core/file_util.h"
+#include "hexplan/core/json_text.h"
+#include "hexplan/core/utf8.h"
 #include "hexplan/share/mig.h"
 
 namespace hx::share {
@@ -59,9 +61,11 @@ std::string Stem(const std::string& path) { return std::filesystem::path(path).s
 
 StatusOr<ServiceProfile> ReadParvaProfileCsv(const std::string& path) {
   HX_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
+  HX_RETURN_IF_ERROR(CheckUtf8Text(text, path));
   ServiceProfile prof;
   prof.model = Stem(path);
   prof.source = path;
+  HX_RETURN_IF_ERROR(CheckUtf8Field(prof.model, path + ": the model name (the file name)"));
   const auto lines = Lines(text);
   bool header_seen = false;
   for (size_t i = 0; i < lines.size(); ++i) {
@@ -120,17 +124,13 @@ StatusOr<ServiceProfile> ReadParvaProfileCsv(const std::string& path) {
 
 StatusOr<ServiceProfile> ReadHexplanProfileJson(const std::string& path) {
   HX_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const std::exception& e) {
-    return ParseError(path + ": not valid JSON: " + e.what());
-  }
+  HX_ASSIGN_OR_RETURN(nlohmann::json j, ParseJson<nlohmann::json>(text, path));
   ServiceProfile prof;
   prof.source = path;
   if (!j.is_object()) return ParseError(path + ": expected a JSON object");
   prof.model =
       j.contains("model") && j["model"].is_string() ? j["model"].get<std::string>() : Stem(path);
+  HX_RETURN_IF_ERROR(CheckUtf8Field(prof.model, path + ": the model name (the file name)"));
   if (!j.contains("points") || !j["points"].is_array()) {
     return ParseError(path + ": field `points`: expected an array");
   }
@@ -183,7 +183,7 @@ std::string ProfileToJson(const ServiceProfile& profile) {
                            {"throughput", p.throughput},
                            {"latency_ms", p.latency_ms}});
   }
-  return j.dump(1);
+  return DumpJson(j, 1);
 }
 
 StatusOr<std::vector<ServiceProfile>> ReadProfileDir(const std::string& dir) {
@@ -222,6 +222,7 @@ namespace {
 
 StatusOr<std::vector<std::vector<std::string>>> ReadSloTable(const std::string& path) {
   HX_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
+  HX_RETURN_IF_ERROR(CheckUtf8Text(text, path));
   std::vector<std::vector<std::string>> rows;
   for (const auto& line : Lines(text)) {
     if (Trim(line).empty()) continue;

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "hexplan/core/json_text.h"
 #include "hexplan/core/xml.h"
 
 namespace hx::sim {
@@ -167,7 +168,7 @@ std::string TimelineRecorder::ChromeTraceJson() const {
                 {"model", plan_.model.name},
                 {"cluster", plan_.cluster.name},
                 {"algo", plan_.algo}}}};
-  return doc.dump() + "\n";
+  return DumpJson(doc) + "\n";
 }
 
 std::string TimelineRecorder::SvgGantt(const std::string& title) const {

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "hexplan/core/json_text.h"
 #include "hexplan/core/xml.h"
 
 namespace hx::tp {
@@ -94,7 +95,7 @@ std::string TpResultToJson(const TpResult& r, const TpSystem& sys, const LlmShap
     }
     j["plan"] = {{"bytes_unit", "per decoder layer per decode step"}, {"nodes", nodes}};
   }
-  return j.dump(2);
+  return DumpJson(j, 2);
 }
 
 std::string RenderChartSvg(const ChartSpec& c) {

@@ -122,7 +122,8 @@ TEST(InspectCliTest, BadInputExitsTwoWithTheFileAndField) {
     std::string expected;
   };
   const std::vector<Case> cases = {
-      {"truncated.json", R"({"format": "hexplan-graph", "version": 1, "tens)", "not valid JSON"},
+      {"truncated.json", R"({"format": "hexplan-graph", "version": 1, "tens)",
+       "truncated.json:1:48: invalid JSON"},
       {"types.json",
        R"({"format": "hexplan-graph", "version": 1, "tensors": [{"name": "x", "dtype": "fp32",
            "shape": [1]}], "nodes": [{"name": "x", "kind": "input"},

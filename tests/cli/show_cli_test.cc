@@ -74,10 +74,11 @@ TEST(ShowCliTest, MissingPlanExitsTwoNamingTheFile) {
   EXPECT_EQ(shown.exit_code, 2);
   EXPECT_THAT(shown.err, HasSubstr("/nonexistent.json"));
   const std::string bad = testing::MakeTempDir() + "/bad.json";
-  testing::WriteTextFile(bad, "{not json");
+  testing::WriteTextFile(bad, "{\"format\": \"hexplan-plan\",\n  not json}");
   auto parsed = RunCli("show " + bad);
   EXPECT_EQ(parsed.exit_code, 2);
-  EXPECT_THAT(parsed.err, HasSubstr(bad));
+  // The line and column of the syntax error (was "bad.json: /: not valid JSON").
+  EXPECT_THAT(parsed.err, HasSubstr(bad + ":2:4: invalid JSON: syntax error"));
 }
 
 }  // namespace

@@ -166,7 +166,10 @@ TEST_P(ProfileJsonErrorTest, NamesTheFieldOrLine) {
 INSTANTIATE_TEST_SUITE_P(
     Bad, ProfileJsonErrorTest,
     ::testing::Values(
-        BadInput{"{\n\"ops\": [\n  {\"node\": \"a\",, }\n]}", "prof.json:3"},
+        BadInput{"{\n\"ops\": [\n  {\"node\": \"a\",, }\n]}",
+                 "prof.json:3:16: invalid JSON: syntax error"},
+        BadInput{"{\"ops\": [{\"node\": \"a\xFF\", \"device\": \"g\", \"seconds\": 1}]}",
+                 "prof.json:1:21: invalid UTF-8 at byte 20"},
         // A number too large for a double threw out of FromJson (found by fuzz_profile_json).
         BadInput{R"({"ops": [{"node": "a", "device": "g", "seconds": 1e999}]})", "invalid JSON"},
         BadInput{R"({"format": "other"})", "format"},
@@ -200,15 +203,16 @@ TEST_P(ProfileCsvErrorTest, NamesTheLineAndField) {
 
 INSTANTIATE_TEST_SUITE_P(
     Bad, ProfileCsvErrorTest,
-    ::testing::Values(BadInput{"node,device,seconds\na,g,1\nb,g,abc\n", "prof.csv:3: seconds"},
-                      BadInput{"node,device,speed\n", "prof.csv:1: unknown column \"speed\""},
-                      BadInput{"device,seconds\n", "needs a \"node\" or \"signature\""},
-                      BadInput{"node,device,seconds\na,,1\n", "prof.csv:2: device"},
-                      BadInput{"node,signature,device,seconds\na,s,g,1\n", "exactly one"},
-                      BadInput{"node,device,seconds,supported\na,g,,maybe\n",
-                               "prof.csv:2: supported"},
-                      BadInput{"node,device,seconds\n\"a,g,1\n", "unterminated"},
-                      BadInput{"", "empty file"}));
+    ::testing::Values(
+        BadInput{"node,device,seconds\na,g,1\nb,g,abc\n", "prof.csv:3: seconds"},
+        BadInput{"node,device,speed\n", "prof.csv:1: unknown column \"speed\""},
+        BadInput{"device,seconds\n", "needs a \"node\" or \"signature\""},
+        BadInput{"node,device,seconds\na,,1\n", "prof.csv:2: device"},
+        BadInput{"node,signature,device,seconds\na,s,g,1\n", "exactly one"},
+        BadInput{"node,device,seconds,supported\na,g,,maybe\n", "prof.csv:2: supported"},
+        BadInput{"node,device,seconds\n\"a,g,1\n", "unterminated"},
+        BadInput{"node,device,seconds\nop\xC0\xAF,g,1\n", "prof.csv:2:3: invalid UTF-8 at byte 22"},
+        BadInput{"", "empty file"}));
 
 TEST(ProfileTest, ReadAndWriteFilesByExtension) {
   Profile p = SampleProfile();

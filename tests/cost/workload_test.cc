@@ -143,6 +143,7 @@ TEST(MoiraiTest, BadRowsNameLineAndColumn) {
       {header + "0,5,1,1,0,0,0,\"1,2\",1,0,0,10,10\n1,,,,1,1,,,,,0,,\n", ":2: pc01:"},
       {header + "0,,1,1,0,0,,,,,0,0,10\n1,,,,1,1,,,,,0,,\n", ":2: m0:"},
       {"task,c_task,dir_succ,mi,p0,p1\n", "pc00"},
+      {header + "0,,1,1,0,0,,,,,0,10,10\n1,,,,1\xE2\x82,1,,,,,0,,\n", ":3:7: invalid UTF-8"},
   };
   for (const Case& c : cases) {
     std::string path = dir + "/hx_moirai_bad.csv";

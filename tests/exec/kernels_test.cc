@@ -304,6 +304,19 @@ TEST(NpyTest, RoundTripAndErrors) {
   EXPECT_NE(tr.status().message().find("data bytes"), std::string::npos);
 }
 
+TEST(NpyTest, HeaderThatIsNotUtf8IsAnErrorNamingFileAndOffset) {
+  HostTensor t(DType::kF32, {2});
+  std::string bytes = NpyBytes(t);
+  const size_t at = bytes.find("'descr'") + 2;  // inside the key: 'd\xFFscr'
+  bytes[at] = '\xFF';
+  auto bad = ParseNpy(bytes, "x.npy");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().ExitCode(), 2);
+  EXPECT_EQ(bad.status().message(),
+            "x.npy: not a valid .npy file: the header is not UTF-8 (invalid byte at offset " +
+                std::to_string(at) + ")");
+}
+
 TEST(NpyTest, RelativeErrorIsNormwise) {
   HostTensor a(DType::kF32, {3}), b(DType::kF32, {3});
   b.data<float>()[0] = 100.0f;

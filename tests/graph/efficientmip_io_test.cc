@@ -197,7 +197,8 @@ TEST(EfficientMipTest, BadFilesGetClearErrors) {
   };
   const std::string two = node(1) + ", " + node(2);
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"{\"maxSizePerFPGA\": 1", "bad.json: not valid JSON"},
+      {"{\"maxSizePerFPGA\": 1", "bad.json:1:21: invalid JSON: syntax error"},
+      {file(two, "").insert(60, "\xC3"), "bad.json:1:61: invalid UTF-8 at byte 60"},
       {file(two, "", R"("maxFPGAs": 2, "maxCPUs": 1,)"),
        "bad.json: missing field 'maxSizePerFPGA'"},
       {file(two, "", R"("maxSizePerFPGA": 1, "maxFPGAs": "2", "maxCPUs": 1,)"),

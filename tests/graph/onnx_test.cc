@@ -10,6 +10,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <random>
 
@@ -324,8 +325,76 @@ TEST(OnnxReadTest, CyclicGraphIsAnErrorNamingTheCycle) {
   EXPECT_EQ(g.status().code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(g.status().message(), HasSubstr("model.onnx"));
   EXPECT_THAT(g.status().message(), HasSubstr("cycle"));
-  EXPECT_THAT(g.status().message(), HasSubstr("first"));
-  EXPECT_THAT(g.status().message(), HasSubstr("second"));
+  // In data-flow order, each name feeding the next (not "second -> first -> first").
+  EXPECT_THAT(g.status().message(), HasSubstr("the graph has a cycle: first -> second -> first"));
+}
+
+TEST(OnnxReadTest, ThreeNodeCycleIsPrintedInDataFlowOrder) {
+  using T = onnx::TensorProto;
+  OnnxModelBuilder b(13);
+  std::string x = b.Input("x", T::FLOAT, {4});
+  b.Node("Relu", "pre", {x});
+  auto* a = b.Node("Add", "a", {"pre_output_0", "c_output_0"});  // reads c
+  auto* bb = b.Node("Relu", "b", {a->output(0)});
+  b.Node("Relu", "c", {bb->output(0)});
+  b.Output("c_output_0", T::FLOAT, {4});
+  auto g = Read(b);
+  ASSERT_FALSE(g.ok());
+  EXPECT_THAT(g.status().message(), HasSubstr("the graph has a cycle: a -> b -> c -> a"));
+}
+
+// Protobuf does not check proto2 strings: the reader checks every name that reaches hexplan.
+TEST(OnnxReadTest, InvalidUtf8NamesAreErrorsNamingTheField) {
+  using T = onnx::TensorProto;
+  struct Case {
+    std::string what;
+    std::function<void(OnnxModelBuilder&)> spoil;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {"node name", [](OnnxModelBuilder& b) { b.graph().mutable_node(1)->set_name("r\xFF"); },
+       "model.onnx: node #1 name: invalid UTF-8 at byte 1"},
+      {"node output",
+       [](OnnxModelBuilder& b) { b.graph().mutable_node(0)->set_output(0, "t\xC0\xAF"); },
+       "model.onnx: node #0 output 0: invalid UTF-8 at byte 1"},
+      {"graph input",
+       [](OnnxModelBuilder& b) { b.graph().mutable_input(0)->set_name("\xED\xA0\x80"); },
+       "model.onnx: graph input 0 name: invalid UTF-8 at byte 0"},
+      {"graph output",
+       [](OnnxModelBuilder& b) { b.graph().mutable_output(0)->set_name("y\xF4\x90\x80\x80"); },
+       "model.onnx: graph output 0 name: invalid UTF-8 at byte 1"},
+      {"graph name", [](OnnxModelBuilder& b) { b.graph().set_name("g\x80"); },
+       "model.onnx: graph name: invalid UTF-8 at byte 1"},
+      {"string attribute",
+       [](OnnxModelBuilder& b) {
+         auto* a = b.graph().mutable_node(0)->add_attribute();
+         a->set_name("mode");
+         a->set_type(onnx::AttributeProto::STRING);
+         a->set_s("x\xFE");
+       },
+       "model.onnx: node #0 attribute 0 'mode' string value: invalid UTF-8 at byte 1"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    OnnxModelBuilder b(13);
+    std::string x = b.Input("x", T::FLOAT, {4});
+    std::string h = b.Op("Relu", "first", {x});
+    std::string y = b.Op("Relu", "second", {h});
+    b.Output(y, T::FLOAT, {4});
+    ASSERT_TRUE(Read(b).ok());
+    c.spoil(b);
+    auto g = Read(b);
+    ASSERT_FALSE(g.ok());
+    EXPECT_EQ(g.status().ExitCode(), 2);
+    EXPECT_THAT(g.status().message(), HasSubstr(c.expected));
+  }
+  // Well-formed multibyte names are fine.
+  OnnxModelBuilder b(13);
+  std::string x = b.Input("x\xC3\xA9", T::FLOAT, {4});
+  b.Output(b.Op("Relu", "r\xE2\x82\xAC", {x}), T::FLOAT, {4});
+  auto g = Read(b);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_TRUE(g->FindNode("r\xE2\x82\xAC").has_value());
 }
 
 TEST(OnnxReadTest, DanglingInputIsAnErrorNamingNodeAndTensor) {

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "hexplan/hw/cluster.h"
 #include "hexplan/hw/presets.h"
 #include "testing/cli_runner.h"
 
@@ -89,6 +90,81 @@ TEST(ClusterRender, JsonHasDevicesLinksAndMatrix) {
   EXPECT_TRUE(m["bytes_per_s"][0][0].is_null());
   EXPECT_DOUBLE_EQ(m["bytes_per_s"][0][3].get<double>(), 50e9);
   EXPECT_DOUBLE_EQ(m["bytes_per_s"][0][2].get<double>(), 25e9);
+}
+
+// Names with markup, quotes, backslashes, control characters and multibyte UTF-8 (a YAML file
+// can hold all of them) come out escaped: the JSON parses, the SVG is well-formed XML, and every
+// DOT string is properly quoted.
+constexpr const char* kOddYaml = R"(name: "odd \"<&>' \x01\t\u00e9 \\ end"
+nodes:
+  - name: "n<&\""
+    devices:
+      - {name: "g\"0<&'>\x02\u20ac\\", model: T4}
+      - {name: "g1\nline", model: T4}
+links:
+  - {a: host, b: "g\"0<&'>\x02\u20ac\\", bandwidth: 16GB/s}
+  - {a: host, b: "g1\nline", bandwidth: 16GB/s}
+)";
+
+// The raw contents of the DOT quoted strings; fails the test on an unterminated string or a raw
+// control character inside one.
+std::vector<std::string> DotQuotedStrings(const std::string& dot) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < dot.size(); ++i) {
+    if (dot[i] != '"') continue;
+    std::string raw;
+    for (++i; i < dot.size() && dot[i] != '"'; ++i) {
+      EXPECT_GE(static_cast<unsigned char>(dot[i]), 0x20u) << "raw control character in " << raw;
+      if (dot[i] == '\\' && i + 1 < dot.size()) raw += dot[i++];
+      raw += dot[i];
+    }
+    EXPECT_LT(i, dot.size()) << "unterminated DOT string " << raw;
+    out.push_back(raw);
+  }
+  return out;
+}
+
+TEST(ClusterRender, OddNamesAreEscapedInJsonSvgAndDot) {
+  auto c = ReadClusterYaml(kOddYaml, "odd.yaml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  const std::string g0 = "g\"0<&'>\x02\xE2\x82\xAC\\";
+  ASSERT_TRUE(c->FindDevice(g0).has_value());
+
+  nlohmann::json j;
+  ASSERT_NO_THROW(j = nlohmann::json::parse(ClusterToJson(*c)));
+  EXPECT_EQ(j["name"], "odd \"<&>' \x01\t\xC3\xA9 \\ end");
+  EXPECT_EQ(j["devices"][0]["name"], g0);
+  EXPECT_EQ(j["devices"][1]["name"], "g1\nline");
+
+  const std::string dot = ClusterToDot(*c);
+  auto strings = DotQuotedStrings(dot);
+  // Quotes and backslashes escaped, the newline as \n, the control character dropped.
+  EXPECT_THAT(strings, ::testing::Contains("g\\\"0<&'>\xE2\x82\xAC\\\\"));
+  EXPECT_THAT(strings, ::testing::Contains("g1\\nline"));
+  EXPECT_THAT(strings, ::testing::Contains("odd \\\"<&>' \xC3\xA9 \\\\ end"));
+
+  const std::string svg = ClusterToSvg(*c);
+  EXPECT_THAT(svg, HasSubstr("g&quot;0&lt;&amp;&apos;&gt;\xE2\x82\xAC\\"));
+  EXPECT_EQ(svg.find('\x01'), std::string::npos);
+  EXPECT_EQ(svg.find('\x02'), std::string::npos);
+  if (!HaveTool("xmllint")) GTEST_SKIP() << "xmllint missing: the SVG was not parsed";
+  const std::string path = testing::MakeTempDir() + "/odd.svg";
+  std::ofstream(path) << svg;
+  EXPECT_EQ(std::system(("xmllint --noout '" + path + "'").c_str()), 0);
+}
+
+TEST(ClusterRender, IllFormedUtf8NeverMakesTheWritersThrow) {
+  // Readers reject such names; a cluster built in code may still carry one (a file path as its
+  // name). The JSON, DOT and SVG writers replace the bytes instead of throwing.
+  auto preset = LoadCluster("sortinghat-v100");
+  ASSERT_TRUE(preset.ok());
+  Cluster c = *preset;
+  c.set_name("box\xFF\xC0");
+  std::string json;
+  ASSERT_NO_THROW(json = ClusterToJson(c));
+  EXPECT_EQ(nlohmann::json::parse(json)["name"], "box\xEF\xBF\xBD\xEF\xBF\xBD");
+  EXPECT_THAT(ClusterToDot(c), HasSubstr("box\xEF\xBF\xBD\xEF\xBF\xBD"));
+  EXPECT_THAT(ClusterToSvg(c), HasSubstr("box\xEF\xBF\xBD\xEF\xBF\xBD"));
 }
 
 TEST(ClusterRender, SummaryShowsTheMatrix) {

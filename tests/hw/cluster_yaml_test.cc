@@ -131,6 +131,9 @@ TEST(ClusterYaml, BadFilesNameTheLine) {
        "bad.yaml:7: link 'y': latency must be >= 0"},
       {"duplicate device", Minimal("      - {name: gpu0, model: P4}\n", ""),
        "bad.yaml:5: duplicate name 'gpu0' (first defined at line 4)"},
+      {"duplicate node name",
+       "nodes:\n  - name: n\n    devices:\n      - {name: gpu0, model: T4}\n  - name: n\n",
+       "bad.yaml:5: duplicate node name 'n' (first defined at line 2)"},
       {"unreachable device", Minimal("      - {name: gpu1, model: P4}\n", ""),
        "bad.yaml:5: device 'gpu1' is not reachable"},
       {"unknown model", Minimal("      - {name: gpu1, model: V1000}\n", ""),
@@ -153,6 +156,22 @@ TEST(ClusterYaml, BadFilesNameTheLine) {
     EXPECT_THAT(c.status().message(), HasSubstr(bad.expected));
     EXPECT_EQ(c.status().ExitCode(), 2);
   }
+}
+
+TEST(ClusterYaml, InvalidUtf8IsAnErrorNamingFileLineAndByte) {
+  // "gpu\xFF" would pass yaml-cpp and make the JSON writers throw; it stops at the reader.
+  std::string text = Minimal("      - {name: \"gpu\xFF\", model: T4}\n", "");
+  auto c = ReadClusterYaml(text, "bad.yaml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().ExitCode(), 2);
+  const size_t at = text.find('\xFF');
+  EXPECT_EQ(c.status().message(), "bad.yaml:5:20: invalid UTF-8 at byte " + std::to_string(at) +
+                                      " (text files must be UTF-8)");
+  // Ill-formed anywhere counts, a comment included; well-formed multibyte names are fine.
+  EXPECT_FALSE(ReadClusterYaml("# \xC0\xAF\n" + Minimal("", ""), "bad.yaml").ok());
+  auto ok = ReadClusterYaml(Minimal("", "") + "name: \"caf\xC3\xA9\"\n", "ok.yaml");
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  EXPECT_EQ(ok->name(), "caf\xC3\xA9");
 }
 
 TEST(ClusterYaml, LoadClusterReadsFiles) {

@@ -153,6 +153,39 @@ TEST(NvidiaSmiTopo, BadInputs) {
               HasSubstr("'Voodoo 5' is not in the device table"));
 }
 
+TEST(NvidiaSmiTopo, DuplicateGpusAreNamedAsDuplicates) {
+  NvidiaSmiImportOptions options;
+  // A column twice in the header (was: "row 'GPU1' out of order").
+  std::string header = "\tGPU0\tGPU1\tGPU1\nGPU0\t X \tNV2\tNV2\nGPU1\tNV2\t X \tNV2\n";
+  EXPECT_THAT(ImportNvidiaSmiTopo(header, "t.txt", options).status().message(),
+              HasSubstr("t.txt:1: duplicate column 'GPU1' in the header (columns 2 and 3)"));
+  // A row twice: both lines named.
+  std::string rows = "\tGPU0\tGPU1\nGPU0\t X \tNV2\nGPU0\t X \tNV2\nGPU1\tNV2\t X \n";
+  auto c = ImportNvidiaSmiTopo(rows, "t.txt", options);
+  EXPECT_EQ(c.status().ExitCode(), 2);
+  EXPECT_THAT(c.status().message(), HasSubstr("t.txt:3: duplicate row 'GPU0' (first at line 2)"));
+}
+
+TEST(NvidiaSmiTopo, InvalidUtf8IsAnErrorNamingFileLineAndByte) {
+  NvidiaSmiImportOptions options;
+  std::string topo = "\tGPU0\tGPU1\nGPU0\t X \tNV2\nGPU1\tNV2\t X \n\nLegend: \xE2\x82\n";
+  auto c = ImportNvidiaSmiTopo(topo, "t.txt", options);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().ExitCode(), 2);
+  EXPECT_THAT(c.status().message(),
+              HasSubstr("t.txt:5:9: invalid UTF-8 at byte " + std::to_string(topo.find('\xE2'))));
+  auto names = ParseGpuNamesCsv("name\nTesla V100\xFF\n", "n.csv");
+  ASSERT_FALSE(names.ok());
+  EXPECT_EQ(names.status().ExitCode(), 2);
+  EXPECT_THAT(names.status().message(), HasSubstr("n.csv:2:11: invalid UTF-8 at byte 15"));
+  // Through the import options too: the CSV is named by its own source.
+  options.gpu_names_csv = "name\nTesla V100\xFF\n";
+  options.gpu_names_source = "names.csv";
+  topo = "\tGPU0\tGPU1\nGPU0\t X \tNV2\nGPU1\tNV2\t X \n";
+  EXPECT_THAT(ImportNvidiaSmiTopo(topo, "t.txt", options).status().message(),
+              HasSubstr("names.csv:2:11: invalid UTF-8"));
+}
+
 TEST(NvidiaSmiTopo, GpuNameCsv) {
   auto names = ParseGpuNamesCsv("index, name\n0, NVIDIA H100 80GB HBM3\n1, NVIDIA H100 80GB HBM3\n",
                                 "n.csv");

@@ -125,6 +125,25 @@ TEST(PlanJsonTest, ErrorsNameTheFileAndTheJsonPath) {
   EXPECT_THAT(r.status().message(), HasSubstr("x.json: /format"));
   r = ParsePlan("{not json", "y.json", f->graph, f->cluster);
   EXPECT_FALSE(r.ok());
+  // Syntax errors give the line and column (was "y.json: /: not valid JSON").
+  EXPECT_THAT(r.status().message(), HasSubstr("y.json:1:3: invalid JSON: syntax error"));
+  std::string broken = json;
+  const size_t second_line = broken.find('\n') + 1;
+  broken.insert(second_line, "]");
+  r = ParsePlan(broken, "z.json", f->graph, f->cluster);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("z.json:2:1: invalid JSON"));
+  EXPECT_EQ(ParsePlanHeader(broken, "z.json").status().message(), r.status().message());
+  // A name that is not UTF-8 stops at the reader, with its line, column and byte.
+  std::string bad_utf8 = json;
+  const size_t at = bad_utf8.find("\"op1\"") + 3;
+  bad_utf8[at] = '\xFF';
+  r = ParsePlan(bad_utf8, "u.json", f->graph, f->cluster);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().ExitCode(), 2);
+  EXPECT_THAT(
+      r.status().message(),
+      AllOf(HasSubstr("u.json:"), HasSubstr(": invalid UTF-8 at byte " + std::to_string(at))));
 }
 
 TEST(ValidatorTest, ListsEveryViolation) {

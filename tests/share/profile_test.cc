@@ -77,6 +77,37 @@ TEST(ProfileTest, HexplanJsonRoundTripsAndReportsBadFields) {
   std::filesystem::remove_all(dir);
 }
 
+// ParvaGPU's files and hexplan's profile JSON must be UTF-8, and so must a model name taken from
+// the file name; the error names the file, the line and column, and the byte.
+TEST(ProfileTest, InvalidUtf8IsAnErrorNamingTheFile) {
+  const std::string dir = hx::testing::MakeTempDir();
+  const std::string header = "Mig instance,Batch size,Workload Number,Throughput,Latency\n";
+  auto bad = ReadParvaProfileCsv(WriteTemp(dir, "m.csv", header + "1,1,1,10,0.01 \xFF\n"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().ExitCode(), 2);
+  EXPECT_NE(bad.status().message().find("m.csv:2:15: invalid UTF-8 at byte 73"), std::string::npos)
+      << bad.status().message();
+  bad = ReadParvaProfileCsv(WriteTemp(dir, "r\xC0\xAF.csv", header + "1,1,1,10,0.01\n"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("the model name (the file name): invalid UTF-8 at byte 1"),
+            std::string::npos)
+      << bad.status().message();
+  bad = ReadHexplanProfileJson(WriteTemp(dir, "j.json", "{\"model\": \"x\xED\xA0\x80\"}"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("j.json:1:13: invalid UTF-8 at byte 12"), std::string::npos)
+      << bad.status().message();
+  bad = ReadHexplanProfileJson(WriteTemp(dir, "k.json", "{\"model\": \n  \"x\",,}"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("k.json:2:7: invalid JSON"), std::string::npos)
+      << bad.status().message();
+  auto rows = CountSloScenarios(WriteTemp(dir, "rates.csv", "1,2\n3,\xF5\n"));
+  ASSERT_FALSE(rows.ok());
+  EXPECT_NE(rows.status().message().find("rates.csv:2:3: invalid UTF-8 at byte 6"),
+            std::string::npos)
+      << rows.status().message();
+  std::filesystem::remove_all(dir);
+}
+
 TEST(ProfileTest, ScenariosMatchTableIV) {
   auto s1 = testing::Scenario("S1").services;
   ASSERT_EQ(s1.size(), 6u);

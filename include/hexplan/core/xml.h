@@ -6,7 +6,9 @@
 
 namespace hx {
 
-// Escapes & < > " ' and drops control characters XML 1.0 does not allow (tab and newline are kept).
+// Escapes & < > " ' and drops control characters XML 1.0 does not allow (tab and newline are kept);
+// ill-formed UTF-8 and the non-characters U+FFFE, U+FFFF become U+FFFD, so the result always
+// parses.
 std::string XmlEscape(std::string_view text);
 
 }  // namespace hx

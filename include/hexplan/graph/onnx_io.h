@@ -39,4 +39,11 @@ StatusOr<Graph> ReadOnnxBytes(const std::string& bytes, const std::string& sourc
 StatusOr<std::string> WriteOnnxBytes(const Graph& graph);
 Status WriteOnnxFile(const Graph& graph, const std::string& path);
 
+// Checks a graph read from another format the way ReadOnnxBytes checks a model: it is exported
+// with WriteOnnxBytes and read back, so each op meets its ONNX schema (input and output counts,
+// attribute types and values) and ONNX's shape inference agrees with the graph's shapes. Errors
+// read "<source_name>: node 'mm' (MatMul): ...". The graph JSON reader calls it, so whatever it
+// accepts exports to ONNX and reads back.
+Status CheckGraphWithOnnx(const Graph& graph, const std::string& source_name);
+
 }  // namespace hx::graph

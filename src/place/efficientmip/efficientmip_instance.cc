@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "hexplan/core/file_util.h"
+#include "hexplan/core/json_text.h"
 #include "place/efficientmip/efficientmip_internal.h"
 
 namespace hx::place {
@@ -241,8 +242,8 @@ StatusOr<EfficientMipSplit> ReadEfficientMipSplitFile(const std::string& path,
   if (inst.file_ids.size() != static_cast<size_t>(inst.num_nodes()))
     return InvalidArgument(path + ": split files need an instance read from an EfficientMIP file");
   HX_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
-  Json root = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (root.is_discarded() || !root.is_object())
+  HX_ASSIGN_OR_RETURN(Json root, ParseJson<Json>(text, path));
+  if (!root.is_object())
     return ParseError(path + ": expected a JSON object {cpus: [...], fpgas: [...]}");
   std::unordered_map<int64_t, int> index;
   for (int v = 0; v < inst.num_nodes(); ++v) index[inst.file_ids[v]] = v;
@@ -263,9 +264,9 @@ StatusOr<EfficientMipSplit> ReadEfficientMipSplitFile(const std::string& path,
       for (const Json& id : machines[m]["nodes"]) {
         if (!id.is_number_integer()) return ParseError(where + ": expected integer node ids");
         auto it = index.find(id.get<int64_t>());
-        if (it == index.end()) return InvalidArgument(where + ": unknown node id " + id.dump());
+        if (it == index.end()) return InvalidArgument(where + ": unknown node id " + DumpJson(id));
         if (device[it->second] != -2)
-          return InvalidArgument(where + ": node id " + id.dump() + " is listed twice");
+          return InvalidArgument(where + ": node id " + DumpJson(id) + " is listed twice");
         device[it->second] = cpu ? -1 : static_cast<int>(m);
       }
     }
