@@ -175,6 +175,7 @@ class Reader {
                           Quantity(d["launch_overhead"], what + " launch_overhead", ParseSeconds));
     }
     if (!(spec.peak_flops_fp32 > 0)) return Error(d, what + ": fp32 must be > 0");
+    HX_RETURN_IF_ERROR(CheckNewName(c, d, name));
     DeviceId id = c.AddDevice(name, kind, node_name, spec);
     c.mutable_place(c.PlaceOf(id)).line = Line(d);
     if (d["clock_scale"]) {
@@ -207,10 +208,20 @@ class Reader {
     return Status::Ok();
   }
 
+  // A device or switch name must be new: found here, before a link end names the place that the
+  // duplicate replaced.
+  Status CheckNewName(const Cluster& c, const YAML::Node& at, const std::string& name) {
+    const auto first = c.FindPlace(name);
+    if (!first) return Status::Ok();
+    return Error(at, "duplicate name '" + name + "' (first defined at line " +
+                         std::to_string(c.place(*first).line) + ")");
+  }
+
   Status ReadSwitches(Cluster& c, const YAML::Node& list, const std::string& node) {
     if (!list.IsSequence()) return Error(list, "switches must be a list of names");
     for (const auto& s : list) {
       HX_ASSIGN_OR_RETURN(std::string name, String(s, "switch name"));
+      HX_RETURN_IF_ERROR(CheckNewName(c, s, name));
       PlaceId id = c.AddSwitch(name, node);
       c.mutable_place(id).line = Line(s);
     }

@@ -226,7 +226,7 @@ CASES = [
          says=["g.json", "group"]),
     case("plan JSON syntax error names its line", "simulate $D/p.json",
          files={"p.json": b'{"format": "hexplan-plan",\n "version": 1,\n "model": ]\n}\n'},
-         says=["p.json", "line 3"]),
+         says=["p.json:3:"]),
     case("graph JSON cycle a -> b -> a", "inspect $D/g.json",
          files={"g.json": b'''{"format": "hexplan-graph", "version": 1, "name": "cyc",
  "tensors": [{"name": "x", "dtype": "fp32", "shape": [4]}, {"name": "ta", "dtype": "fp32", "shape": [4]},
