@@ -30,7 +30,24 @@ void ModelArgs::AddTo(CLI::App* app, bool positional) {
   app->add_option("--io", lstm_io, "lstm only: input and hidden size (default 64)");
 }
 
+namespace {
+
+// A model flag's range, checked here so that the error names the flag the user typed.
+Status CheckFlag(const char* flag, int64_t value, int64_t lo, int64_t hi, const char* zero) {
+  if (value >= lo && value <= hi) return Status::Ok();
+  return InvalidArgument(std::string(flag) + ": expected " + zero + "an integer in [" +
+                         std::to_string(lo == 0 ? 1 : lo) + ", " + std::to_string(hi) + "], got " +
+                         std::to_string(value));
+}
+
+}  // namespace
+
 StatusOr<graph::ZooOptions> ModelArgs::ToZooOptions() const {
+  HX_RETURN_IF_ERROR(CheckFlag("--batch", batch, 1, graph::kZooMaxBatch, ""));
+  HX_RETURN_IF_ERROR(CheckFlag("--seq", seq, 0, graph::kZooMaxSeq, "0 (the model's default) or "));
+  HX_RETURN_IF_ERROR(
+      CheckFlag("--layers", lstm_layers, 0, graph::kZooMaxLstmLayers, "0 (default 12) or "));
+  HX_RETURN_IF_ERROR(CheckFlag("--io", lstm_io, 0, graph::kZooMaxLstmIo, "0 (default 64) or "));
   graph::ZooOptions options;
   options.batch = batch;
   options.seq = seq;

@@ -9,6 +9,7 @@
 #include "cli/command.h"
 #include "cli/placement_report.h"
 #include "cli/planning_inputs.h"
+#include "hexplan/core/format_number.h"
 #include "hexplan/core/interrupt.h"
 #include "hexplan/core/json_text.h"
 #include "hexplan/core/stopwatch.h"
@@ -163,8 +164,9 @@ int RunCompare(const CompareArgs& args) {
               "vs_bound", "plan_s", "peak memory per device (GB)");
   for (const Row& r : rows) {
     if (r.bound_s) {
-      std::printf("%-14s %-10s %12.3f %7.2fx %8s %10.3f  (a bound, not a plan)\n", r.algo.c_str(),
-                  "bound", Ms(*r.bound_s), single_s ? *single_s / *r.bound_s : 0.0, "", r.time_s);
+      std::printf("%-14s %-10s %12s %7.2fx %8s %10.3f  (a bound, not a plan)\n", r.algo.c_str(),
+                  "bound", FormatNumber(Ms(*r.bound_s)).c_str(),
+                  single_s ? *single_s / *r.bound_s : 0.0, "", r.time_s);
       continue;
     }
     if (!r.outcome.ok()) {
@@ -178,12 +180,12 @@ int RunCompare(const CompareArgs& args) {
     for (const sim::DeviceStats& d : o.sim.devices) {
       if (d.peak_memory_bytes <= 0) continue;
       char buf[96];
-      std::snprintf(buf, sizeof buf, "%s%s %.2f", memory.empty() ? "" : ", ", d.name.c_str(),
-                    d.peak_memory_bytes / 1e9);
+      std::snprintf(buf, sizeof buf, "%s%s %s", memory.empty() ? "" : ", ", d.name.c_str(),
+                    FormatNumber(d.peak_memory_bytes / 1e9, 2).c_str());
       memory += buf;
     }
-    std::printf("%-14s %-10s %12.3f %7.2fx %7.2fx %10.3f  %s\n", r.algo.c_str(),
-                place::PlanStatusName(o.result.status), Ms(o.sim.makespan_s),
+    std::printf("%-14s %-10s %12s %7.2fx %7.2fx %10.3f  %s\n", r.algo.c_str(),
+                place::PlanStatusName(o.result.status), FormatNumber(Ms(o.sim.makespan_s)).c_str(),
                 single_s && o.sim.makespan_s > 0 ? *single_s / o.sim.makespan_s : 0.0,
                 bound > 0 ? o.sim.makespan_s / bound : 0.0, o.result.planning_time_s,
                 memory.c_str());

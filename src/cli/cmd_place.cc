@@ -7,6 +7,7 @@
 #include "cli/command.h"
 #include "cli/placement_report.h"
 #include "cli/planning_inputs.h"
+#include "hexplan/core/format_number.h"
 #include "hexplan/core/interrupt.h"
 #include "hexplan/core/json_text.h"
 #include "hexplan/core/output_files.h"
@@ -47,8 +48,8 @@ int RunCriticalPath(const PlaceArgs& args, const PlanningInputs& inputs) {
   std::printf("algo           critical-path (a bound, not a plan)\n");
   std::printf("model          %s on %s\n", inputs.graph->name().c_str(),
               inputs.cluster->name().c_str());
-  std::printf("bound          %.3f ms over %zu ops (fastest device each, free communication)\n",
-              Ms(bound->seconds), bound->ops.size());
+  std::printf("bound          %s ms over %zu ops (fastest device each, free communication)\n",
+              FormatNumber(Ms(bound->seconds)).c_str(), bound->ops.size());
   return 0;
 }
 
@@ -104,19 +105,22 @@ int RunPlace(const PlaceArgs& args) {
   const place::PlanResult& r = outcome->result;
   std::printf("algo           %s (%s)\n", p.algo.c_str(), place::PlanStatusName(r.status));
   std::printf("model          %s on %s\n", graph.name().c_str(), cluster.name().c_str());
-  std::printf("latency        %.3f ms (simulated)\n", Ms(latency));
-  std::printf("lower bound    %.3f ms (%.2fx)\n", Ms(bound), bound > 0 ? latency / bound : 0.0);
+  std::printf("latency        %s ms (simulated)\n", FormatNumber(Ms(latency)).c_str());
+  std::printf("lower bound    %s ms (%sx)\n", FormatNumber(Ms(bound)).c_str(),
+              FormatNumber(bound > 0 ? latency / bound : 0.0, 2).c_str());
   if (r.model_objective_s)
-    std::printf("model estimate %.3f ms (the planner's own model)\n", Ms(*r.model_objective_s));
+    std::printf("model estimate %s ms (the planner's own model)\n",
+                FormatNumber(Ms(*r.model_objective_s)).c_str());
   if (r.solver_bound_s)
-    std::printf("solver bound   %.3f ms (gap %.2f%%)\n", Ms(*r.solver_bound_s),
+    std::printf("solver bound   %s ms (gap %.2f%%)\n", FormatNumber(Ms(*r.solver_bound_s)).c_str(),
                 r.solver_gap ? 100.0 * *r.solver_gap : 0.0);
   if (!r.detail.empty()) std::printf("detail         %s\n", r.detail.c_str());
   std::printf("planning time  %.3f s\n", r.planning_time_s);
   for (const sim::DeviceStats& d : outcome->sim.devices)
     if (d.compute_s > 0)
-      std::printf("  %-12s compute %9.3f ms  peak memory %.3f GB\n", d.name.c_str(),
-                  Ms(d.compute_s), d.peak_memory_bytes / 1e9);
+      std::printf("  %-12s compute %9s ms  peak memory %s GB\n", d.name.c_str(),
+                  FormatNumber(Ms(d.compute_s)).c_str(),
+                  FormatNumber(d.peak_memory_bytes / 1e9).c_str());
   if (!args.output.empty()) std::printf("plan           %s\n", args.output.c_str());
   return interrupted ? kExitInterrupted : 0;
 }

@@ -9,11 +9,13 @@
 #include "cli/command.h"
 #include "cli/planning_inputs.h"
 #include "hexplan/core/file_util.h"
+#include "hexplan/core/format_number.h"
 #include "hexplan/core/json_text.h"
 #include "hexplan/core/output_files.h"
 #include "hexplan/cost/profile.h"
 #include "hexplan/exec/cpu_backend.h"
 #include "hexplan/exec/executor.h"
+#include "hexplan/exec/memory_check.h"
 #include "hexplan/exec/tensor.h"
 #include "hexplan/exec/values.h"
 #include "hexplan/plan/plan_json.h"
@@ -23,6 +25,9 @@
 
 namespace hx::cli {
 namespace {
+
+// --repeat and --warmup: runs of the whole plan, each timed and kept.
+constexpr int kMaxRuns = 100000;
 
 struct RunArgs {
   ModelArgs model;
@@ -67,8 +72,14 @@ double Median(std::vector<double> v) {
 }
 
 int RunRun(const RunArgs& args) {
-  if (args.repeat < 1) return ReportError(InvalidArgument("--repeat must be >= 1"));
-  if (args.warmup < 0) return ReportError(InvalidArgument("--warmup must be >= 0"));
+  if (args.repeat < 1 || args.repeat > kMaxRuns) {
+    return ReportError(InvalidArgument("--repeat: expected 1.." + std::to_string(kMaxRuns) +
+                                       ", got " + std::to_string(args.repeat)));
+  }
+  if (args.warmup < 0 || args.warmup > kMaxRuns) {
+    return ReportError(InvalidArgument("--warmup: expected 0.." + std::to_string(kMaxRuns) +
+                                       ", got " + std::to_string(args.warmup)));
+  }
   exec::ExecOptions options;
   if (args.copy_order == "round-robin")
     options.copy_order = exec::CopyOrder::kRoundRobin;
@@ -113,6 +124,12 @@ int RunRun(const RunArgs& args) {
   auto parsed = plan::ParsePlan(*text, args.plan_path, graph, cluster);
   if (!parsed.ok()) return ReportError(parsed.status());
   const plan::Plan p = std::move(parsed).value();
+  // Before any allocation: the plan's weights and activations must fit the cluster's stated device
+  // memories and this machine's available memory.
+  if (Status fits = exec::CheckRunMemory(p, *inputs->cost, exec::AvailableHostMemoryBytes());
+      !fits.ok()) {
+    return ReportError(fits.WithContext(args.plan_path));
+  }
 
   // Values: the model's weights (ONNX initializers, or seeded random), the inputs.
   auto weights = exec::MaterializeWeights(graph, args.seed);
@@ -226,7 +243,7 @@ int RunRun(const RunArgs& args) {
               cluster.name().c_str(), (*backend)->name().c_str());
   std::printf("latency     median %.3f ms, p95 %.3f ms over %d runs\n", median, p95, args.repeat);
   if (simulated_ms)
-    std::printf("simulated   %.3f ms (%+.1f%%)\n", *simulated_ms,
+    std::printf("simulated   %s ms (%+.1f%%)\n", FormatNumber(*simulated_ms).c_str(),
                 median > 0 ? 100.0 * (*simulated_ms - median) / median : 0.0);
   std::printf("work        %llu ops, %llu transfers\n",
               static_cast<unsigned long long>(last.ops_run),

@@ -5,9 +5,11 @@
 
 #include "cli/command.h"
 #include "hexplan/core/file_util.h"
+#include "hexplan/core/format_number.h"
 #include "hexplan/core/json_text.h"
 #include "hexplan/core/output_files.h"
 #include "hexplan/share/algorithms.h"
+#include "hexplan/share/caps.h"
 #include "hexplan/share/deploy.h"
 #include "hexplan/share/planner.h"
 #include "hexplan/share/reconfigure.h"
@@ -34,19 +36,28 @@ struct ShareArgs {
   share::ServingSimOptions sim;
 };
 
+// Reads the profiles and the scenario, repeats it --scale times, and checks the caps
+// (docs/formats.md "Caps") before any planning or simulation.
 StatusOr<share::ShareProblem> LoadProblem(const ShareArgs& a) {
+  if (a.scale < 1 || a.scale > share::kMaxShareScale) {
+    return InvalidArgument("--scale: expected 1.." + std::to_string(share::kMaxShareScale) +
+                           ", got " + std::to_string(a.scale));
+  }
   HX_ASSIGN_OR_RETURN(share::GpuModel gpu, share::GetGpuModel(a.gpu));
   HX_ASSIGN_OR_RETURN(auto profiles, share::ReadProfileDir(a.profiles));
   std::vector<std::string> models;
   for (const auto& p : profiles) models.push_back(p.model);
   HX_ASSIGN_OR_RETURN(auto services,
                       share::ReadSloScenario(a.slo_rates, a.slo_latency, a.scenario, models));
-  if (a.scale < 1) return InvalidArgument("--scale: expected >= 1");
   std::vector<share::Service> scaled;
   for (int k = 0; k < a.scale; ++k) {
     for (const auto& s : services) scaled.push_back(s);  // same model, a separate service
   }
-  return share::MakeProblem(gpu, scaled, profiles);
+  HX_ASSIGN_OR_RETURN(share::ShareProblem problem, share::MakeProblem(gpu, scaled, profiles));
+  HX_RETURN_IF_ERROR(share::CheckProblemCaps(problem, a.options));
+  if (a.simulate) HX_RETURN_IF_ERROR(share::CheckSimulationCaps(problem, a.sim));
+  if (!a.change.empty()) HX_RETURN_IF_ERROR(share::ParseServiceChange(a.change).status());
+  return problem;
 }
 
 void PrintPlanText(const share::ShareProblem& problem, const share::ShareOptions& options,
@@ -56,8 +67,9 @@ void PrintPlanText(const share::ShareProblem& problem, const share::ShareOptions
   std::printf("gpu            %s, slo-factor %.2f\n", problem.gpu.name.c_str(), options.slo_factor);
   std::printf("gpus           %d%s\n", m.gpus, plan.proven_optimal ? " (proven minimal)" : "");
   std::printf("gpcs           %d of %d\n", m.gpcs, m.gpus * 7);
-  std::printf("external frag  %.3f\ninternal slack %.3f\nscheduling     %.3f ms\n",
-              m.external_fragmentation, m.internal_slack, m.scheduling_time_ms);
+  std::printf("external frag  %.3f\ninternal slack %.3f\nscheduling     %s ms\n",
+              m.external_fragmentation, m.internal_slack,
+              FormatNumber(m.scheduling_time_ms).c_str());
   for (const auto& u : plan.unsupported) {
     std::printf("unsupported    %s: %s\n", u.service.c_str(), u.reason.c_str());
   }
@@ -214,11 +226,13 @@ int RunShare(const ShareArgs& a) {
     std::printf("simulation     %s arrivals, %.1f s: SLO compliance %.4f\n", a.sim.arrivals.c_str(),
                 a.sim.duration_s, sj["slo_compliance"].get<double>());
     for (const auto& s : sj["services"]) {
-      std::printf("  %-12s %7lld req  compliance %.4f  p50 %7.1f  p99 %7.1f  SLO %7.1f ms\n",
+      std::printf("  %-12s %7lld req  compliance %.4f  p50 %7s  p99 %7s  SLO %7s ms\n",
                   s["service"].get<std::string>().c_str(),
                   static_cast<long long>(s["requests"].get<int64_t>()),
-                  s["slo_compliance"].get<double>(), s["p50_ms"].get<double>(),
-                  s["p99_ms"].get<double>(), s["slo_ms"].get<double>());
+                  s["slo_compliance"].get<double>(),
+                  FormatNumber(s["p50_ms"].get<double>(), 1).c_str(),
+                  FormatNumber(s["p99_ms"].get<double>(), 1).c_str(),
+                  FormatNumber(s["slo_ms"].get<double>(), 1).c_str());
     }
   }
   if (out.contains("reconfiguration")) {

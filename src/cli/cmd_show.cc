@@ -9,6 +9,7 @@
 
 #include "cli/command.h"
 #include "cli/plan_file.h"
+#include "hexplan/core/format_number.h"
 #include "hexplan/core/json_text.h"
 #include "hexplan/hw/quantity.h"
 #include "hexplan/plan/plan_summary.h"
@@ -64,7 +65,7 @@ void PrintDevice(const plan::DeviceSummary& d, const hw::Cluster& cluster, bool 
   std::printf("\n%s (%s)\n", device.name.c_str(), device.spec.model.c_str());
   std::printf("  ops        %zu in %zu subgraphs, %zu run%s\n", d.ops, d.subgraphs, d.runs.size(),
               d.runs.size() == 1 ? "" : "s");
-  std::printf("  compute    %.3f ms\n", Ms(d.compute_s));
+  std::printf("  compute    %s ms\n", FormatNumber(Ms(d.compute_s)).c_str());
   const std::string stated =
       m.stated_bytes > 0 ? ", stated footprints " + hw::FormatBytes(m.stated_bytes) : "";
   std::printf("  memory     %s of %s (weights %s, activations at peak %s%s)\n",
@@ -83,9 +84,10 @@ void PrintText(const ShowArgs& args, const LoadedPlan& loaded, const plan::PlanS
   const plan::Plan& p = loaded.plan;
   std::printf("plan       %s (%s, %s on %s)\n", args.plan.path.c_str(), p.algo.c_str(),
               loaded.inputs.graph->name().c_str(), loaded.inputs.cluster->name().c_str());
-  if (p.estimate_ms) std::printf("estimate   %.3f ms (the planner's)\n", *p.estimate_ms);
-  std::printf("ops        %zu in %zu subgraphs on %zu devices, compute %.3f ms in all\n", s.ops,
-              s.subgraphs, s.devices.size(), Ms(s.compute_s));
+  if (p.estimate_ms)
+    std::printf("estimate   %s ms (the planner's)\n", FormatNumber(*p.estimate_ms).c_str());
+  std::printf("ops        %zu in %zu subgraphs on %zu devices, compute %s ms in all\n", s.ops,
+              s.subgraphs, s.devices.size(), FormatNumber(Ms(s.compute_s)).c_str());
   std::printf("weights    %s\n", WeightsText(s.weights).c_str());
   std::printf("transfers  %s\n", TallyText(s.transfers).c_str());
   for (const plan::DeviceSummary& d : s.devices) PrintDevice(d, *loaded.inputs.cluster, args.all);

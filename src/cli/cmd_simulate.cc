@@ -7,6 +7,7 @@
 #include "cli/command.h"
 #include "cli/plan_file.h"
 #include "hexplan/core/file_util.h"
+#include "hexplan/core/format_number.h"
 #include "hexplan/core/json_text.h"
 #include "hexplan/core/output_files.h"
 #include "hexplan/cost/cost_model.h"
@@ -130,21 +131,24 @@ int RunSimulate(const SimulateArgs& args) {
   }
   std::printf("plan           %s (%s, %s on %s)\n", args.plan_path.c_str(), p.algo.c_str(),
               graph->name().c_str(), cluster->name().c_str());
-  std::printf("latency        %.3f ms (simulated, copy mode %s%s)\n", Ms(r.makespan_s),
-              sim::CopyModeName(options.copy_mode),
+  std::printf("latency        %s ms (simulated, copy mode %s%s)\n",
+              FormatNumber(Ms(r.makespan_s)).c_str(), sim::CopyModeName(options.copy_mode),
               args.warm > 0 ? (", " + std::to_string(args.warm) + " warm").c_str() : "");
-  std::printf("lower bound    %.3f ms (critical path %.3f, compute %.3f, weight loads %.3f)\n",
-              Ms(lb->value_s()), Ms(lb->critical_path_s), Ms(lb->compute_s), Ms(lb->weight_load_s));
+  std::printf("lower bound    %s ms (critical path %s, compute %s, weight loads %s)\n",
+              FormatNumber(Ms(lb->value_s())).c_str(),
+              FormatNumber(Ms(lb->critical_path_s)).c_str(),
+              FormatNumber(Ms(lb->compute_s)).c_str(), FormatNumber(Ms(lb->weight_load_s)).c_str());
   std::printf("transfers      %.3f GB (weights %.3f GB, activations %.3f GB), DHA reads %.3f GB\n",
               r.transfer_bytes / 1e9, r.weight_load_bytes / 1e9, r.activation_bytes / 1e9,
               r.dha_bytes / 1e9);
-  std::printf("critical path  %zu steps: %.3f ms compute, %.3f ms transfers\n",
-              r.critical_path.size(), Ms(cp_compute), Ms(cp_transfer));
+  std::printf("critical path  %zu steps: %s ms compute, %s ms transfers\n", r.critical_path.size(),
+              FormatNumber(Ms(cp_compute)).c_str(), FormatNumber(Ms(cp_transfer)).c_str());
   for (const sim::DeviceStats& d : r.devices) {
     if (d.compute_s == 0.0 && d.peak_memory_bytes == 0) continue;
-    std::printf("  %-12s compute %9.3f ms (%5.1f%%)  peak memory %8.3f GB of %.1f GB\n",
-                d.name.c_str(), Ms(d.compute_s), 100 * d.utilisation, d.peak_memory_bytes / 1e9,
-                d.capacity_bytes / 1e9);
+    std::printf("  %-12s compute %9s ms (%5.1f%%)  peak memory %8s GB of %s GB\n", d.name.c_str(),
+                FormatNumber(Ms(d.compute_s)).c_str(), 100 * d.utilisation,
+                FormatNumber(d.peak_memory_bytes / 1e9).c_str(),
+                FormatNumber(d.capacity_bytes / 1e9, 1).c_str());
   }
   for (const auto& o : r.memory_overflows) std::printf("warning: memory overflow: %s\n", o.c_str());
   if (!args.trace_path.empty()) std::printf("trace          %s\n", args.trace_path.c_str());

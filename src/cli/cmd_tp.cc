@@ -3,12 +3,14 @@
 // asymmetric) cluster with AsymGroup (paper 003) or its baselines. `--report DIR` writes the
 // evaluation sweeps (Figs. 8-9) as markdown tables and SVG charts instead.
 
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <sstream>
 
 #include "cli/command.h"
 #include "hexplan/core/file_util.h"
+#include "hexplan/core/format_number.h"
 #include "hexplan/core/output_files.h"
 #include "hexplan/hw/presets.h"
 #include "hexplan/tp/llm_tp.h"
@@ -65,9 +67,10 @@ std::string Pct(double v) {
   std::snprintf(b, sizeof(b), "%.1f%%", 100 * v);
   return b;
 }
+// `fmt` for ordinary values; scientific notation from kFixedLimit up (FormatNumber).
 std::string F(double v, const char* fmt = "%.3f") {
   char b[64];
-  std::snprintf(b, sizeof(b), fmt, v);
+  std::snprintf(b, sizeof(b), std::isfinite(v) && std::fabs(v) >= kFixedLimit ? "%.3e" : fmt, v);
   return b;
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cost/csv_table.h"
+#include "hexplan/core/time_caps.h"
 #include "hexplan/cost/workload.h"
 
 namespace hx::cost {
@@ -140,9 +141,9 @@ StatusOr<Workload> ParseMoiraiCsv(const std::string& text, const std::string& so
     for (int a = 0; a < k; ++a) {
       std::string name = "p" + std::to_string(a);
       double v = 0;
-      if (!ParseNumber(get(name), &v) || v < 0) {
-        return ParseError(at(row.line, name) + "expected a non-negative time, got \"" + get(name) +
-                          "\"");
+      if (!ParseNumber(get(name), &v) || v < 0 || v > kMaxStatedSeconds * 1e3) {
+        return ParseError(at(row.line, name) + "expected a time in [0, 1e9] ms, got \"" +
+                          get(name) + "\"");
       }
       task.p.push_back(v);
     }
@@ -161,8 +162,8 @@ StatusOr<Workload> ParseMoiraiCsv(const std::string& text, const std::string& so
         }
         for (const std::string& item : items) {
           double v = 0;
-          if (!ParseNumber(item, &v) || v < 0) {
-            return ParseError(at(row.line, name) + "expected non-negative times, got \"" +
+          if (!ParseNumber(item, &v) || v < 0 || v > kMaxStatedSeconds * 1e3) {
+            return ParseError(at(row.line, name) + "expected times in [0, 1e9] ms, got \"" +
                               get(name) + "\"");
           }
           task.pc[a][b].push_back(v);

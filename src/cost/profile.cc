@@ -10,8 +10,11 @@
 #include "cost/csv_table.h"
 #include "hexplan/core/file_util.h"
 #include "hexplan/core/json_text.h"
+#include "hexplan/core/time_caps.h"
 
 namespace hx::cost {
+
+static_assert(kMaxStatedSeconds == 1e6, "the reader messages below spell the cap as 1e6");
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -334,8 +337,9 @@ StatusOr<Profile> Profile::FromJson(const std::string& text, const std::string& 
   auto get_seconds = [&](const json& e, const std::string& where, double* out) -> Status {
     if (!e.contains("seconds")) return err(where + ".seconds", "missing");
     if (!e["seconds"].is_number() || !std::isfinite(e["seconds"].get<double>()) ||
-        e["seconds"].get<double>() < 0) {
-      return err(where + ".seconds", "expected a non-negative number");
+        e["seconds"].get<double>() < 0 || e["seconds"].get<double>() > kMaxStatedSeconds) {
+      return err(where + ".seconds",
+                 "expected a number of seconds in [0, 1e6], got " + DumpJson(e["seconds"]));
     }
     *out = e["seconds"].get<double>();
     return Status::Ok();
@@ -540,8 +544,8 @@ StatusOr<Profile> Profile::FromCsv(const std::string& text, const std::string& s
       auto res =
           std::from_chars(seconds_text.data(), seconds_text.data() + seconds_text.size(), seconds);
       if (res.ec != std::errc() || res.ptr != seconds_text.data() + seconds_text.size() ||
-          !std::isfinite(seconds) || seconds < 0) {
-        return ParseError(where("seconds") + "expected a non-negative number, got \"" +
+          !std::isfinite(seconds) || seconds < 0 || seconds > kMaxStatedSeconds) {
+        return ParseError(where("seconds") + "expected a number of seconds in [0, 1e6], got \"" +
                           seconds_text + "\"");
       }
     }

@@ -34,10 +34,12 @@ const char* CopyOrderName(CopyOrder order) {
 }
 
 Status ExecOptions::Validate() const {
-  if (chunk_bytes < 1) return InvalidArgument("exec options: chunk_bytes must be >= 1");
-  if (!(watchdog_s >= 0.0)) return InvalidArgument("exec options: watchdog_s must be >= 0");
+  // The messages name `hexplan run`'s flags, which set these options one to one.
+  if (chunk_bytes < 1)
+    return InvalidArgument("--chunk-bytes: expected >= 1, got " + std::to_string(chunk_bytes));
+  if (!(watchdog_s >= 0.0)) return InvalidArgument("--watchdog: expected seconds >= 0");
   if (!(spin_us >= 0.0 && spin_us <= 1e6))
-    return InvalidArgument("exec options: spin_us must be in [0, 1e6]");
+    return InvalidArgument("--spin-us: expected microseconds in [0, 1e6]");
   return Status::Ok();
 }
 

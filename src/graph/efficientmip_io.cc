@@ -9,6 +9,7 @@
 
 #include "hexplan/core/file_util.h"
 #include "hexplan/core/json_text.h"
+#include "hexplan/core/time_caps.h"
 
 namespace hx::graph {
 namespace {
@@ -67,6 +68,13 @@ class Reader {
       return Error(path, "expected a non-negative number, got " + DumpJson(j));
     return v;
   }
+  // Milliseconds (latencies, costs): non-negative, at most kMaxStatedSeconds.
+  StatusOr<double> Milliseconds(const Json& j, const std::string& path) {
+    HX_ASSIGN_OR_RETURN(double v, NonNegative(j, path));
+    if (v > kMaxStatedSeconds * 1e3)
+      return Error(path, "expected a number of ms in [0, 1e9], got " + DumpJson(j));
+    return v;
+  }
   // Bytes: a non-negative number (the files write them as floats), rounded to an integer.
   StatusOr<int64_t> Bytes(const Json& j, const std::string& path) {
     HX_ASSIGN_OR_RETURN(double v, NonNegative(j, path));
@@ -83,11 +91,16 @@ class Reader {
     return TypeError(path, "true, false, 0 or 1", j);
   }
 
-  // The implicit cluster gets one device per accelerator and CPU, with routes between every pair:
-  // a count in the millions would stall the import (the published files have at most 14 and 8).
-  static constexpr int64_t kMaxDevices = 64;
-  static std::string TooMany(int64_t n) {
-    return "at most " + std::to_string(kMaxDevices) + ", got " + std::to_string(n);
+  // A device count (maxFPGAs, maxCPUs): an integer in [0, kEfficientMipMaxDevices], checked as the
+  // JSON number it is (a double such as 1e300 or 2.5 is never cast first).
+  StatusOr<int64_t> DeviceCount(const Json& j, const std::string& path) {
+    const std::string expected =
+        "expected an integer in [0, " + std::to_string(kEfficientMipMaxDevices) + "], got ";
+    if (!j.is_number()) return TypeError(path, "an integer", j);
+    const double v = j.get<double>();
+    if (!(v >= 0 && v <= kEfficientMipMaxDevices) || v != std::floor(v))
+      return Error(path, expected + DumpJson(j));
+    return static_cast<int64_t>(v);
   }
 
   StatusOr<EfficientMipWorkload> FromJson(const Json& root) {
@@ -96,13 +109,9 @@ class Reader {
     HX_ASSIGN_OR_RETURN(const Json* max_size, Field(root, "", "maxSizePerFPGA"));
     HX_ASSIGN_OR_RETURN(w.max_size_per_accelerator_bytes, Bytes(*max_size, "maxSizePerFPGA"));
     HX_ASSIGN_OR_RETURN(const Json* max_fpgas, Field(root, "", "maxFPGAs"));
-    HX_ASSIGN_OR_RETURN(w.max_accelerators, Integer(*max_fpgas, "maxFPGAs"));
-    if (w.max_accelerators < 0) return Error("maxFPGAs", "must not be negative");
-    if (w.max_accelerators > kMaxDevices) return Error("maxFPGAs", TooMany(w.max_accelerators));
+    HX_ASSIGN_OR_RETURN(w.max_accelerators, DeviceCount(*max_fpgas, "maxFPGAs"));
     HX_ASSIGN_OR_RETURN(const Json* max_cpus, Field(root, "", "maxCPUs"));
-    HX_ASSIGN_OR_RETURN(w.max_cpus, Integer(*max_cpus, "maxCPUs"));
-    if (w.max_cpus < 0) return Error("maxCPUs", "must not be negative");
-    if (w.max_cpus > kMaxDevices) return Error("maxCPUs", TooMany(w.max_cpus));
+    HX_ASSIGN_OR_RETURN(w.max_cpus, DeviceCount(*max_cpus, "maxCPUs"));
     HX_ASSIGN_OR_RETURN(const Json* nodes, Field(root, "", "nodes"));
     if (!nodes->is_array()) return TypeError("nodes", "an array", *nodes);
     HX_ASSIGN_OR_RETURN(const Json* edges, Field(root, "", "edges"));
@@ -125,9 +134,9 @@ class Reader {
       HX_ASSIGN_OR_RETURN(const Json* supported, Field(j, path, "supportedOnFpga"));
       HX_ASSIGN_OR_RETURN(n.supported_on_accelerator, Flag(*supported, path + ".supportedOnFpga"));
       HX_ASSIGN_OR_RETURN(const Json* cpu, Field(j, path, "cpuLatency"));
-      HX_ASSIGN_OR_RETURN(n.cpu_latency_ms, NonNegative(*cpu, path + ".cpuLatency"));
+      HX_ASSIGN_OR_RETURN(n.cpu_latency_ms, Milliseconds(*cpu, path + ".cpuLatency"));
       HX_ASSIGN_OR_RETURN(const Json* fpga, Field(j, path, "fpgaLatency"));
-      HX_ASSIGN_OR_RETURN(n.accelerator_latency_ms, NonNegative(*fpga, path + ".fpgaLatency"));
+      HX_ASSIGN_OR_RETURN(n.accelerator_latency_ms, Milliseconds(*fpga, path + ".fpgaLatency"));
       HX_ASSIGN_OR_RETURN(const Json* backward, Field(j, path, "isBackwardNode"));
       HX_ASSIGN_OR_RETURN(n.is_backward, Flag(*backward, path + ".isBackwardNode"));
       HX_ASSIGN_OR_RETURN(const Json* size, Field(j, path, "size"));
@@ -164,7 +173,7 @@ class Reader {
       HX_ASSIGN_OR_RETURN(const Json* dst, Field(j, path, "destId"));
       HX_ASSIGN_OR_RETURN(e.dest_file_id, Integer(*dst, path + ".destId"));
       HX_ASSIGN_OR_RETURN(const Json* cost, Field(j, path, "cost"));
-      HX_ASSIGN_OR_RETURN(e.cost_ms, NonNegative(*cost, path + ".cost"));
+      HX_ASSIGN_OR_RETURN(e.cost_ms, Milliseconds(*cost, path + ".cost"));
       HX_ASSIGN_OR_RETURN(const Json* size, Field(j, path, "size"));
       HX_ASSIGN_OR_RETURN(e.size_bytes, Bytes(*size, path + ".size"));
       auto s = index_of_id.find(e.source_file_id);

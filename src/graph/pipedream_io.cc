@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "hexplan/core/file_util.h"
+#include "hexplan/core/time_caps.h"
 #include "hexplan/core/utf8.h"
 
 namespace hx::graph {
@@ -88,10 +89,13 @@ StatusOr<PipeDreamProfile> ReadPipeDreamGraph(const std::string& text,
       if (!fields.count(key)) return error(std::string("missing ") + key);
     }
     double v = 0;
-    if (!ParseNumber(fields["forward_compute_time"], &layer.forward_ms))
-      return error("forward_compute_time: expected a non-negative number");
-    if (!ParseNumber(fields["backward_compute_time"], &layer.backward_ms))
-      return error("backward_compute_time: expected a non-negative number");
+    constexpr double kMaxMs = kMaxStatedSeconds * 1e3;
+    if (!ParseNumber(fields["forward_compute_time"], &layer.forward_ms) ||
+        layer.forward_ms > kMaxMs)
+      return error("forward_compute_time: expected a number of ms in [0, 1e9]");
+    if (!ParseNumber(fields["backward_compute_time"], &layer.backward_ms) ||
+        layer.backward_ms > kMaxMs)
+      return error("backward_compute_time: expected a number of ms in [0, 1e9]");
     if (!ParseNumber(fields["parameter_size"], &v) || v > 4e18)
       return error("parameter_size: expected a non-negative number of bytes");
     layer.parameter_bytes = std::llround(v);

@@ -16,11 +16,11 @@ using zoo_internal::GptSpec;
 using zoo_internal::LlamaSpec;
 using zoo_internal::SwinSpec;
 
-constexpr int64_t kMaxBatch = int64_t{1} << 20;
-constexpr int64_t kMaxSeq = int64_t{1} << 20;
-constexpr int64_t kMaxImage = 16384;
-constexpr int64_t kMaxLstmLayers = 4096;
-constexpr int64_t kMaxLstmIo = 65536;
+constexpr int64_t kMaxBatch = kZooMaxBatch;
+constexpr int64_t kMaxSeq = kZooMaxSeq;
+constexpr int64_t kMaxImage = kZooMaxImage;
+constexpr int64_t kMaxLstmLayers = kZooMaxLstmLayers;
+constexpr int64_t kMaxLstmIo = kZooMaxLstmIo;
 constexpr int64_t kDefaultLstmLayers = 12;
 constexpr int64_t kDefaultLstmIo = 64;
 
@@ -285,7 +285,7 @@ StatusOr<ZooOptions> ResolveZooOptions(const std::string& name, const ZooOptions
   const ZooModelInfo& info = e->info;
   if (resolved.seq == 0) resolved.seq = info.default_seq;
   if (info.max_seq > 0 && resolved.seq > info.max_seq)
-    return InvalidArgument("zoo model '" + name + "': seq " + std::to_string(resolved.seq) +
+    return InvalidArgument("zoo model '" + name + "': seq (--seq) " + std::to_string(resolved.seq) +
                            " exceeds its " + std::to_string(info.max_seq) +
                            " learned positions (the hard limit of its position table)");
   if (info.default_image > 0) {
@@ -305,7 +305,7 @@ StatusOr<ZooOptions> ResolveZooOptions(const std::string& name, const ZooOptions
     if (resolved.lstm_io == 0) resolved.lstm_io = kDefaultLstmIo;
   }
   if (info.family == "alphafold2" && resolved.seq < 1)
-    return InvalidArgument("zoo model '" + name + "': seq (residues) must be at least 1");
+    return InvalidArgument("zoo model '" + name + "': seq (--seq, residues) must be at least 1");
   return resolved;
 }
 

@@ -1,5 +1,6 @@
 #include "hexplan/place/planner.h"
 
+#include <cmath>
 #include <utility>
 
 #include "hexplan/core/interrupt.h"
@@ -117,6 +118,28 @@ StatusOr<OptionSet> ResolveOptions(const PlanRequest& request, const Planner& pl
   return resolved.status();
 }
 
+namespace {
+
+// Every time a plan file or report carries must be a number: JSON has no infinity (it would be
+// written as null, which no reader accepts). Times overflow only when the inputs' figures are
+// extreme (readers cap stated times, docs/formats.md "Caps"), so this is the user's to fix.
+Status CheckFiniteTimes(const std::string& name, const plan::Plan& plan,
+                        const PlacementOutcome& out) {
+  const std::pair<const char*, double> times[] = {{"estimate", plan.estimate_ms.value_or(0.0)},
+                                                  {"simulated makespan", out.sim.makespan_s},
+                                                  {"lower bound", out.lower_bound.value_s()}};
+  for (const auto& [what, value] : times) {
+    if (!std::isfinite(value)) {
+      return InvalidArgument("planner '" + name + "': the plan's " + what +
+                             " is not a finite number of seconds (the profile's or cluster's "
+                             "times overflow); check their figures against docs/formats.md, Caps");
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 StatusOr<PlacementOutcome> RunPlanner(const std::string& name, const PlanRequest& request) {
   if (!request.cost) return InvalidArgument("plan request without a cost model");
   HX_RETURN_IF_ERROR(request.options.Validate());
@@ -148,6 +171,7 @@ StatusOr<PlacementOutcome> RunPlanner(const std::string& name, const PlanRequest
   PlacementOutcome out;
   HX_ASSIGN_OR_RETURN(out.sim, sim::Simulate(result.plan, *request.cost));
   HX_ASSIGN_OR_RETURN(out.lower_bound, sim::ComputeLowerBound(*request.cost));
+  HX_RETURN_IF_ERROR(CheckFiniteTimes(name, result.plan, out));
   out.result = std::move(result);
   return out;
 }

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "hexplan/share/algorithms.h"
+#include "hexplan/share/caps.h"
 
 namespace hx::share {
 
@@ -33,7 +34,11 @@ Status ShareOptions::Validate() const {
   if (!(interference_margin >= 0 && interference_margin < 1)) {
     return InvalidArgument("interference_margin: expected a value in [0, 1)");
   }
-  if (node_limit < 1 || exact_node_limit < 1) return InvalidArgument("node limits: expected >= 1");
+  if (node_limit < 1 || node_limit > kMaxShareNodeLimit) {
+    return InvalidArgument("--node-limit: expected 1.." + std::to_string(kMaxShareNodeLimit) +
+                           ", got " + std::to_string(node_limit));
+  }
+  if (exact_node_limit < 1) return InvalidArgument("exact_node_limit: expected >= 1");
   return ShareAlgorithmRegistry().Find(algo).status();
 }
 

@@ -11,6 +11,7 @@
 #include "hexplan/core/file_util.h"
 #include "hexplan/core/json_text.h"
 #include "hexplan/core/utf8.h"
+#include "hexplan/share/caps.h"
 #include "hexplan/share/mig.h"
 
 namespace hx::share {
@@ -97,9 +98,9 @@ StatusOr<ServiceProfile> ReadParvaProfileCsv(const std::string& path) {
       return ParseError(where + "Batch size: expected a positive integer, found '" + cells[1] +
                         "'");
     }
-    if (!ParseInt(cells[2], &p.processes) || p.processes < 1) {
-      return ParseError(where + "Workload Number: expected a positive integer, found '" + cells[2] +
-                        "'");
+    if (!ParseInt(cells[2], &p.processes) || p.processes < 1 || p.processes > kMaxMpsProcesses) {
+      return ParseError(where + "Workload Number: expected MPS processes in [1, " +
+                        std::to_string(kMaxMpsProcesses) + "], found '" + cells[2] + "'");
     }
     if (!ParseDouble(cells[3], &tp) || tp < 0) {
       return ParseError(where + "Throughput: expected a number >= 0, found '" + cells[3] + "'");
@@ -152,18 +153,23 @@ StatusOr<ServiceProfile> ReadHexplanProfileJson(const std::string& path) {
     HX_RETURN_IF_ERROR(get_num("processes", &procs));
     HX_RETURN_IF_ERROR(get_num("throughput", &p.throughput));
     HX_RETURN_IF_ERROR(get_num("latency_ms", &p.latency_ms));
+    // Checked as doubles before the casts to int (a cast of 1e300 is undefined).
+    if (gpcs != std::floor(gpcs) || gpcs < 1 || gpcs > kGpcsPerGpu ||
+        SizeIndex(static_cast<int>(gpcs)) < 0) {
+      return ParseError(where + ": field `gpcs`: expected 1, 2, 3, 4 or 7");
+    }
+    if (batch != std::floor(batch) || batch < 1 || batch > 1e9) {
+      return ParseError(where + ": field `batch`: expected an integer in [1, 1e9]");
+    }
+    if (procs != std::floor(procs) || procs < 1 || procs > kMaxMpsProcesses) {
+      return ParseError(where + ": field `processes`: expected MPS processes in [1, " +
+                        std::to_string(kMaxMpsProcesses) + "]");
+    }
     p.gpcs = static_cast<int>(gpcs);
     p.batch = static_cast<int>(batch);
     p.processes = static_cast<int>(procs);
-    if (p.gpcs != gpcs || SizeIndex(p.gpcs) < 0) {
-      return ParseError(where + ": field `gpcs`: expected 1, 2, 3, 4 or 7");
-    }
-    if (p.batch != batch || p.batch < 1)
-      return ParseError(where + ": field `batch`: expected >= 1");
-    if (p.processes != procs || p.processes < 1) {
-      return ParseError(where + ": field `processes`: expected >= 1");
-    }
-    if (!(p.throughput > 0) || !(p.latency_ms > 0)) {
+    if (!(p.throughput > 0) || !(p.latency_ms > 0) || !std::isfinite(p.throughput) ||
+        !std::isfinite(p.latency_ms)) {
       return ParseError(where + ": `throughput` and `latency_ms` must be positive");
     }
     prof.points.push_back(p);
@@ -280,10 +286,11 @@ StatusOr<std::vector<Service>> ReadSloScenario(const std::string& rates_path,
     if (rate_na) continue;
     Service s;
     s.name = models[c];
-    if (!ParseDouble(r[c], &s.rate) || s.rate <= 0) {
+    if (!ParseDouble(r[c], &s.rate) || s.rate <= 0 || s.rate > kMaxServiceRate) {
       return ParseError(rates_path + ":" + std::to_string(row) + ": column " +
-                        std::to_string(c + 1) + " (" + models[c] +
-                        "): expected a rate > 0 or N/A, found '" + r[c] + "'");
+                        std::to_string(c + 1) + " (" + models[c] + "): expected a rate in (0, " +
+                        std::to_string(static_cast<int64_t>(kMaxServiceRate)) +
+                        "] req/s or N/A, found '" + r[c] + "'");
     }
     if (!ParseDouble(l[c], &s.slo_ms) || s.slo_ms <= 0) {
       return ParseError(latency_path + ":" + std::to_string(row) + ": column " +

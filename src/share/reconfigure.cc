@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "hexplan/share/allocator.h"
+#include "hexplan/share/caps.h"
 #include "hexplan/share/configurator.h"
 
 namespace hx::share {
@@ -28,9 +29,12 @@ StatusOr<ServiceChange> ParseServiceChange(const std::string& text) {
     if (val.empty() || end != val.c_str() + val.size() || !(v > 0)) {
       return InvalidArgument("--change: '" + kv + "': expected rate=R or slo=S with a value > 0");
     }
-    if (key == "rate")
+    if (key == "rate" && v > kMaxServiceRate) {
+      return InvalidArgument("--change: rate=" + val + ": expected a rate in (0, " +
+                             std::to_string(static_cast<int64_t>(kMaxServiceRate)) + "] req/s");
+    } else if (key == "rate") {
       c.rate = v;
-    else if (key == "slo")
+    } else if (key == "slo")
       c.slo_ms = v;
     else
       return InvalidArgument("--change: unknown key '" + key + "' (expected rate or slo)");
@@ -53,6 +57,7 @@ StatusOr<ReconfigureResult> Reconfigure(const ShareProblem& problem, const Share
   Service& svc = r.problem.services[sid];
   if (change.rate > 0) svc.rate = change.rate;
   if (change.slo_ms > 0) svc.slo_ms = change.slo_ms;
+  HX_RETURN_IF_ERROR(CheckProblemCaps(r.problem, options).WithContext("--change"));
   const int max_procs = plan.algo == "parvagpu-single" ? 1 : options.max_processes;
   const TripletArray t =
       TripletDecision(r.problem.profiles[sid], svc.slo_ms * options.slo_factor, max_procs);

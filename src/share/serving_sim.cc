@@ -2,14 +2,22 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <queue>
 #include <random>
 
+#include "hexplan/share/caps.h"
+
 namespace hx::share {
 
 Status ServingSimOptions::Validate() const {
-  if (!(duration_s > 0)) return InvalidArgument("--sim-seconds: expected > 0");
+  if (!(duration_s > 0 && duration_s <= kMaxSimSeconds)) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "--sim-seconds: expected a duration in (0, %g], got %g",
+                  kMaxSimSeconds, duration_s);
+    return InvalidArgument(buf);
+  }
   if (arrivals != "poisson" && arrivals != "bursty") {
     return InvalidArgument("--arrivals: expected poisson or bursty, found '" + arrivals + "'");
   }
@@ -36,7 +44,7 @@ double Percentile(std::vector<double>& v, double q) {
 
 StatusOr<ServingSimResult> SimulateServing(const ShareProblem& problem, const SharePlan& plan,
                                            const ServingSimOptions& options) {
-  HX_RETURN_IF_ERROR(options.Validate());
+  HX_RETURN_IF_ERROR(CheckSimulationCaps(problem, options));
   std::mt19937_64 rng(options.seed);
   const size_t n = problem.services.size();
   std::vector<std::vector<const PlacedSegment*>> segs(n);

@@ -6,17 +6,14 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "hexplan/core/format_number.h"
 #include "hexplan/core/json_text.h"
 #include "hexplan/core/xml.h"
 
 namespace hx::tp {
 namespace {
 
-std::string Num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.1f", v);
-  return buf;
-}
+std::string Num(double v) { return FormatNumber(v, 1); }
 
 std::string Tick(double v) {
   char buf[32];

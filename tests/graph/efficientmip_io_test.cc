@@ -205,9 +205,9 @@ TEST(EfficientMipTest, BadFilesGetClearErrors) {
        "bad.json: maxFPGAs: expected an integer, got string \"2\""},
       // A huge count stalled the cost layer's implicit cluster (found by fuzzing).
       {file(two, "", R"("maxSizePerFPGA": 1, "maxFPGAs": 100000, "maxCPUs": 1,)"),
-       "bad.json: maxFPGAs: at most 64, got 100000"},
+       "bad.json: maxFPGAs: expected an integer in [0, 64], got 100000"},
       {file(two, "", R"("maxSizePerFPGA": 1, "maxFPGAs": 2, "maxCPUs": 65,)"),
-       "bad.json: maxCPUs: at most 64, got 65"},
+       "bad.json: maxCPUs: expected an integer in [0, 64], got 65"},
       {file(two, "", R"("maxSizePerFPGA": -1, "maxFPGAs": 2, "maxCPUs": 1,)"),
        "bad.json: maxSizePerFPGA: expected a non-negative number, got -1"},
       {file(node(1) + R"(, {"id": 2, "name": "n2", "supportedOnFpga": 1, "cpuLatency": "fast",

@@ -27,11 +27,13 @@ std::string MakeTempDir() {
   return dir ? std::string(dir) : std::string("/tmp");
 }
 
-CliResult RunCli(const std::string& args) {
+namespace {
+
+CliResult Run(const std::string& prefix, const std::string& args) {
   std::string dir = MakeTempDir();
   std::string out = dir + "/stdout", err = dir + "/stderr";
-  std::string cmd = "cd '" + SourceDir() + "' && '" + CliPath() + "' " + args + " >'" + out +
-                    "' 2>'" + err + "' </dev/null";
+  std::string cmd = "cd '" + SourceDir() + "' && " + prefix + "'" + CliPath() + "' " + args +
+                    " >'" + out + "' 2>'" + err + "' </dev/null";
   int raw = std::system(cmd.c_str());
   CliResult r;
   r.exit_code = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
@@ -41,6 +43,14 @@ CliResult RunCli(const std::string& args) {
   std::remove(err.c_str());
   rmdir(dir.c_str());
   return r;
+}
+
+}  // namespace
+
+CliResult RunCli(const std::string& args) { return Run("", args); }
+
+CliResult RunCliWithTimeout(const std::string& args, int seconds) {
+  return Run("timeout " + std::to_string(seconds) + " ", args);
 }
 
 nlohmann::json ParseJsonOrFail(const std::string& text) {

@@ -5,6 +5,7 @@
 // fpgaLatency, isBackwardNode, colorClass, size, layerId?}], edges[{sourceId, destId, cost,
 // size}]}. Time unit: ms. "FPGA" means any accelerator.
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,11 @@
 #include "hexplan/graph/graph.h"
 
 namespace hx::graph {
+
+// maxFPGAs and maxCPUs: the implicit cluster gets one device per accelerator and CPU, with routes
+// between every pair, so a count in the millions would stall the import (the published files have
+// at most 14 and 8).
+inline constexpr int64_t kEfficientMipMaxDevices = 64;
 
 struct EfficientMipNode {
   int64_t file_id = 0;

@@ -13,6 +13,13 @@
 
 namespace hx::graph {
 
+// Caps on the zoo's sizes (docs/formats.md, "Caps"): the graphs' tensors are sized by them.
+inline constexpr int64_t kZooMaxBatch = int64_t{1} << 20;
+inline constexpr int64_t kZooMaxSeq = int64_t{1} << 20;
+inline constexpr int64_t kZooMaxImage = 16384;
+inline constexpr int64_t kZooMaxLstmLayers = 4096;
+inline constexpr int64_t kZooMaxLstmIo = 65536;
+
 struct ZooOptions {
   int64_t batch = 1;
   int64_t seq = 0;  // sequence length; 0 = the model's default (1024 for GPT-2, 128 for BERT)

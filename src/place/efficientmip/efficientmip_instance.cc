@@ -150,6 +150,11 @@ StatusOr<EfficientMipInstance> EfficientMipInstanceFromWorkload(
     inst.items[item_of[u]].readers.push_back(v);
     inst.edges.push_back({u, v});
   }
+  if (w.max_accelerators < 0 || w.max_accelerators > graph::kEfficientMipMaxDevices) {
+    return InvalidArgument(inst.name + ": maxFPGAs: expected an integer in [0, " +
+                           std::to_string(graph::kEfficientMipMaxDevices) + "], got " +
+                           std::to_string(w.max_accelerators));
+  }
   inst.num_accelerators = static_cast<int>(w.max_accelerators);
   inst.accelerator_memory_bytes = w.max_size_per_accelerator_bytes;
   inst.has_cpu = w.max_cpus > 0;
