@@ -235,7 +235,14 @@ CASES = [
            {"name": "a", "kind": "op", "op_type": "Add", "inputs": ["x", "tb"], "outputs": ["ta"]},
            {"name": "b", "kind": "op", "op_type": "Relu", "inputs": ["ta"], "outputs": ["tb"]},
            {"name": "tb", "kind": "output", "inputs": ["tb"]}]}'''},
-         says=["g.json", "cycle"]),
+         says=["g.json", "cycle: a -> b -> a"]),
+    case("ParvaGPU SLO file not UTF-8", "share --scenario S1 --slo-rates $D/rates.csv"
+         " --profiles $DATA/sharing/parvagpu/prof_data --slo-latency $DATA/sharing/parvagpu/SLO/SLO_latency.csv",
+         files={"rates.csv": b"19,353,N/A,N/A,460,677,N/A,N/A,829,N/A,354 \xe9\n"},
+         says=["rates.csv:1", "UTF-8"]),
+    case("ParvaGPU profile CSV not UTF-8", "share --profiles $D/prof --scenario S1 --slo-rates $DATA/sharing/parvagpu/SLO/SLO_req_rate.csv --slo-latency $DATA/sharing/parvagpu/SLO/SLO_latency.csv",
+         setup="cp -r $DATA/sharing/parvagpu/prof_data $D/prof && printf 'Mig\\377 instance\\n' > $D/prof/bert.csv",
+         says=["bert.csv:1", "UTF-8"]),
     # --- options ---
     case("unknown subcommand", "frobnicate", says=["frobnicate"]),
     case("unknown flag", "inspect gpt2 --frob", says=["--frob"]),
