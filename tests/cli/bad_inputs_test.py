@@ -245,6 +245,12 @@ CASES = [
          says=["bert.csv:1", "UTF-8"]),
     # --- options ---
     case("unknown subcommand", "frobnicate", says=["frobnicate"]),
+    case("models with an unknown flag", "models --bogus", says=["--bogus"]),
+    case("planners with an unknown flag", "planners --frob", says=["--frob"]),
+    case("show without a plan", "show", says=["PLAN"]),
+    case("profile on a GPU cluster", "profile gpt2 --cluster dgx-a100 -o $D/p.json",
+         says=["dgx-a100", "gpu0", "CPU"]),
+    case("compare on an unknown cluster", "compare gpt2 --cluster nowhere", says=["--cluster", "nowhere"]),
     case("unknown flag", "inspect gpt2 --frob", says=["--frob"]),
     case("--batch 0", "inspect gpt2 --batch 0", says=["--batch"]),
     case("--dtype unknown", "inspect gpt2 --dtype int3", says=["int3"]),
