@@ -10,7 +10,25 @@ int ReportError(const Status& status) {
   return status.ExitCode();
 }
 
-Logger& CliLogger() {
+namespace {
+bool strict_warnings = false;
+}  // namespace
+
+void SetStrict(bool strict) { strict_warnings = strict; }
+
+Status CheckStrict() {
+  const size_t warnings = CliLogger().warnings();
+  if (!strict_warnings || warnings == 0) return Status::Ok();
+  return InvalidArgument("--strict: " + std::to_string(warnings) + " warning" +
+                         (warnings == 1 ? "" : "s") + " above; nothing written");
+}
+
+Status CommitOutputs(OutputFiles& outputs) {
+  HX_RETURN_IF_ERROR(CheckStrict());
+  return outputs.Commit();
+}
+
+StderrLogger& CliLogger() {
   static StderrLogger logger(LogLevel::kWarning);
   return logger;
 }

@@ -23,7 +23,7 @@ int RunExport(const ModelArgs& model, const std::string& out) {
     return ext == "onnx" ? graph::WriteOnnxFile(*loaded, path)
                          : graph::WriteGraphJsonFile(*loaded, path);
   });
-  if (st.ok()) st = outputs.Commit();
+  if (st.ok()) st = CommitOutputs(outputs);
   if (!st.ok()) return ReportError(st);
   std::printf("wrote %s (%zu ops)\n", out.c_str(), loaded->Ops().size());
   return 0;

@@ -91,7 +91,7 @@ int RunPlace(const PlaceArgs& args) {
     Status s = outputs.StageWith(args.output, [&](const std::string& path) {
       return plan::WritePlanFile(path, p, graph, cluster);
     });
-    if (s.ok()) s = outputs.Commit();
+    if (s.ok()) s = CommitOutputs(outputs);
     if (!s.ok()) return ReportError(s);
   }
   const double latency = outcome->sim.makespan_s;

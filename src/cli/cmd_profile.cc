@@ -50,7 +50,7 @@ int RunProfile(const ProfileArgs& args) {
   if (!profile.ok()) return ReportError(profile.status());
   Status written = outputs.StageWith(
       args.output_path, [&](const std::string& path) { return profile->WriteFile(path); });
-  if (written.ok()) written = outputs.Commit();
+  if (written.ok()) written = CommitOutputs(outputs);
   if (!written.ok()) return ReportError(written);
 
   double total = 0.0;

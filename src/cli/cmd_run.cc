@@ -201,7 +201,7 @@ int RunRun(const RunArgs& args) {
     if (!sim.ok()) return ReportError(sim.status());
     simulated_ms = sim->makespan_s * 1e3;
   }
-  if (Status s = outputs.Commit(); !s.ok()) return ReportError(s);
+  if (Status s = CommitOutputs(outputs); !s.ok()) return ReportError(s);
 
   const double median = Median(latencies), p95 = Percentile(latencies, 0.95);
   if (args.json) {

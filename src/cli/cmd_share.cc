@@ -166,7 +166,7 @@ int RunShare(const ShareArgs& a) {
     Status w = outputs.Stage(path, text);
     if (!w.ok()) return ReportError(w);
   }
-  if (Status c = outputs.Commit(); !c.ok()) return ReportError(c);
+  if (Status c = CommitOutputs(outputs); !c.ok()) return ReportError(c);
 
   nlohmann::json out = nlohmann::json::parse(share::PlanJson(*problem, a.options, *plan));
   if (plan->mig) {

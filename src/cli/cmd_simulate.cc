@@ -76,7 +76,7 @@ int RunSimulate(const SimulateArgs& args) {
     Status s = outputs.Stage(args.svg_path, recorder.SvgGantt(title));
     if (!s.ok()) return ReportError(s);
   }
-  if (Status s = outputs.Commit(); !s.ok()) return ReportError(s);
+  if (Status s = CommitOutputs(outputs); !s.ok()) return ReportError(s);
 
   const sim::SimResult& r = *result;
   double cp_compute = 0.0, cp_transfer = 0.0;

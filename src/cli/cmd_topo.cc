@@ -35,6 +35,12 @@ StatusOr<hw::Cluster> LoadTopoCluster(const TopoArgs& args) {
     if (!args.gpu_names.empty()) {
       HX_ASSIGN_OR_RETURN(options.gpu_names_csv, ReadFileToString(args.gpu_names));
       options.gpu_names_source = args.gpu_names;
+    } else {
+      LogTo(&CliLogger(), LogLevel::kWarning,
+            args.nvidia_smi +
+                ": a topology capture does not name the GPUs; every GPU is taken as " +
+                options.default_model +
+                " (give --gpu-names FILE from `nvidia-smi --query-gpu=name --format=csv`)");
     }
     return hw::ImportNvidiaSmiTopo(topo, args.nvidia_smi, options);
   }
@@ -62,7 +68,7 @@ int RunTopo(const TopoArgs& args) {
   Status s = Status::Ok();
   if (!args.dot.empty()) s = outputs.Stage(args.dot, hw::ClusterToDot(*cluster));
   if (s.ok() && !args.svg.empty()) s = outputs.Stage(args.svg, hw::ClusterToSvg(*cluster));
-  if (s.ok()) s = outputs.Commit();
+  if (s.ok()) s = CommitOutputs(outputs);
   if (!s.ok()) return ReportError(s);
   std::string text = args.json ? hw::ClusterToJson(*cluster) : hw::ClusterSummary(*cluster);
   std::fputs(text.c_str(), stdout);

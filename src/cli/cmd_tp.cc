@@ -175,7 +175,7 @@ Status WriteReport(const TpArgs& args, const std::string& dir, OutputFiles* outp
     }
   }
   HX_RETURN_IF_ERROR(outputs->Stage(dir + "/report.md", md.str()));
-  return outputs->Commit();
+  return CommitOutputs(*outputs);
 }
 
 int RunTp(const TpArgs& args) {

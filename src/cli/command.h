@@ -8,6 +8,7 @@
 #include <string>
 
 #include "hexplan/core/logger.h"
+#include "hexplan/core/output_files.h"
 #include "hexplan/core/status.h"
 #include "hexplan/graph/graph.h"
 #include "hexplan/graph/zoo.h"
@@ -39,8 +40,15 @@ int ReportError(const Status& status);
 // The exit code of a command stopped by SIGINT or SIGTERM (128 + SIGINT, as shells report it).
 constexpr int kExitInterrupted = 130;
 
-// The logger every command uses (warnings to stderr).
-Logger& CliLogger();
+// The logger every command uses (warnings to stderr; it counts them).
+StderrLogger& CliLogger();
+
+// `--strict`: warnings are errors. A command that warned then writes nothing and exits 2.
+void SetStrict(bool strict);
+// Status::Ok, or, under --strict after a warning, the error that says so.
+Status CheckStrict();
+// Renames a command's staged outputs into place, unless --strict refuses them (CheckStrict).
+Status CommitOutputs(OutputFiles& outputs);
 
 // The model options shared by every command that takes a MODEL: --batch --seq --dtype --layers
 // --io.

@@ -25,6 +25,11 @@ int main(int argc, char** argv) {
   CLI::App app{"hexplan: plan and run deep-learning inference on heterogeneous hardware"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "hexplan 0.1.0");
+  bool strict = false;
+  app.add_flag("--strict", strict,
+               "warnings are errors: a command that warns (an input ignored or defaulted) exits 2 "
+               "and writes nothing");
+  app.fallthrough();  // --strict after the subcommand too
 
   std::vector<hx::cli::Command> commands = {
       hx::cli::AddModelsCommand(app),   hx::cli::AddInspectCommand(app),
@@ -53,8 +58,14 @@ int main(int argc, char** argv) {
   }
 
   try {
+    hx::cli::SetStrict(strict);
     for (const auto& command : commands) {
-      if (command.app->parsed()) return command.run();
+      if (!command.app->parsed()) continue;
+      const int code = command.run();
+      if (code != 0) return code;
+      // Under --strict a command that warned fails, even one without output files.
+      if (hx::Status s = hx::cli::CheckStrict(); !s.ok()) return hx::cli::ReportError(s);
+      return 0;
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "hexplan: internal error: %s\n", e.what());

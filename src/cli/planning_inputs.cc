@@ -6,6 +6,28 @@
 
 namespace hx::cli {
 
+namespace {
+
+// A profile keyed to devices (or ops) that match nothing here changes nothing: say so.
+void WarnIfProfileMatchesNothing(const std::string& path, const PlanningInputs& in) {
+  if (in.profile->empty()) return;
+  const std::vector<NodeId> ops = in.graph->Ops();
+  for (NodeId op : ops)
+    for (size_t d = 0; d < in.cluster->num_devices(); ++d) {
+      const hw::Device& device = in.cluster->device(DeviceId(d));
+      if (in.profile->FindOpTime(*in.graph, op, device.name, device.spec.model,
+                                 hw::DeviceKindName(device.kind)))
+        return;
+    }
+  LogTo(&CliLogger(), LogLevel::kWarning,
+        "--profile " + path + ": none of its " + std::to_string(in.profile->num_entries()) +
+            " entries matches an operator of " + in.graph->name() + " on a device of " +
+            in.cluster->name() +
+            " (by device name, model or kind): every op time comes from the roofline");
+}
+
+}  // namespace
+
 StatusOr<PlanningInputs> LoadPlanningInputs(const std::string& model_spec,
                                             const graph::ZooOptions& options,
                                             const std::string& cluster_spec,
@@ -43,6 +65,7 @@ StatusOr<PlanningInputs> LoadPlanningInputs(const std::string& model_spec,
     if (!cluster.ok()) return cluster.status().WithContext("--cluster");
     in.cluster = std::make_unique<hw::Cluster>(std::move(*cluster));
   }
+  if (!profile_path.empty() && in.profile) WarnIfProfileMatchesNothing(profile_path, in);
   in.cost = std::make_unique<cost::CostModel>(*in.graph, *in.cluster, cost::CostModelOptions{},
                                               in.profile.get());
   return in;

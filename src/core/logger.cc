@@ -19,10 +19,16 @@ const char* LogLevelName(LogLevel level) {
 }
 
 void StderrLogger::Log(LogLevel level, std::string_view message) {
-  if (level < min_level_) return;
   std::lock_guard<std::mutex> lock(mu_);
+  if (level == LogLevel::kWarning) ++warnings_;
+  if (level < min_level_) return;
   std::fprintf(stderr, "hexplan: %s: %.*s\n", LogLevelName(level), static_cast<int>(message.size()),
                message.data());
+}
+
+size_t StderrLogger::warnings() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return warnings_;
 }
 
 void CollectingLogger::Log(LogLevel level, std::string_view message) {

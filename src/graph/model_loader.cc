@@ -53,16 +53,34 @@ Status UnknownModel(const std::string& spec) {
                          "; zoo models: " + known);
 }
 
+// Options a zoo model has no use for are ignored; say so rather than pretend.
+void WarnIgnoredZooOptions(const ZooModelInfo& info, const ZooOptions& options, Logger* logger) {
+  if (options.seq > 0 && info.default_seq == 0) {
+    LogTo(logger, LogLevel::kWarning,
+          "--seq " + std::to_string(options.seq) + " is ignored: " + info.name +
+              " takes images, it has no sequence length");
+  }
+  if (info.family != "lstm" && (options.lstm_layers > 0 || options.lstm_io > 0)) {
+    LogTo(logger, LogLevel::kWarning,
+          std::string(options.lstm_layers > 0 ? "--layers" : "--io") +
+              " is ignored: it sizes the zoo's lstm only, not " + info.name);
+  }
+}
+
 }  // namespace
 
 StatusOr<Graph> LoadModel(const std::string& spec, const ZooOptions& options, Logger* logger) {
   HX_RETURN_IF_ERROR(options.Validate());
-  if (FindZooModel(spec) != nullptr) return BuildZooModel(spec, options);
+  if (const ZooModelInfo* info = FindZooModel(spec)) {
+    WarnIgnoredZooOptions(*info, options, logger);
+    return BuildZooModel(spec, options);
+  }
   const std::string ext = FileExtension(spec);
   if (ext == "onnx") {
     OnnxReadOptions onnx_options;
     onnx_options.default_batch = options.batch;
     onnx_options.default_seq = options.seq;
+    onnx_options.refuse_unapplied_defaults = true;
     return ReadOnnxFile(spec, onnx_options, logger);
   }
   if (ext == "json") {

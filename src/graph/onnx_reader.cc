@@ -375,9 +375,9 @@ class OnnxReader {
         else if (auto sym = symbols_.find(name); !name.empty() && sym != symbols_.end())
           value = sym->second;
         else if (IsBatchLike(name, k))
-          value = options_.default_batch;
+          value = options_.default_batch, batch_applied_ = true;
         else if (options_.default_seq > 0)
-          value = options_.default_seq;
+          value = options_.default_seq, seq_applied_ = true;
         if (!value) {
           return Error(
               what + " dim " + std::to_string(k) +
@@ -402,6 +402,25 @@ class OnnxReader {
       if (out.type().has_tensor_type()) out.mutable_type()->mutable_tensor_type()->clear_shape();
     }
     graph->clear_value_info();
+    return CheckDefaultsApplied();
+  }
+
+  // A batch or sequence length the caller asked for that no symbolic dim took: refused, rather
+  // than reporting the file's fixed sizes as if they were the ones asked for.
+  Status CheckDefaultsApplied() const {
+    if (!options_.refuse_unapplied_defaults) return Status::Ok();
+    if (options_.default_batch != 1 && !batch_applied_) {
+      return InvalidArgument(
+          source_ + ": batch " + std::to_string(options_.default_batch) +
+          " (--batch) cannot apply: no graph input has a symbolic batch dimension (the file fixes "
+          "them); export with a dynamic batch axis (torch.onnx.export dynamic_axes) or leave "
+          "--batch out");
+    }
+    if (options_.default_seq > 0 && !seq_applied_) {
+      return InvalidArgument(source_ + ": sequence length " + std::to_string(options_.default_seq) +
+                             " (--seq) cannot apply: no graph input has a symbolic sequence "
+                             "dimension; export with a dynamic axis or leave --seq out");
+    }
     return Status::Ok();
   }
 
@@ -843,6 +862,8 @@ class OnnxReader {
   std::unordered_map<std::string, Initializer> initializers_;
   std::vector<std::string> initializer_order_;
   std::unordered_map<std::string, int64_t> symbols_;
+  bool batch_applied_ = false;  // a symbolic dim took options_.default_batch
+  bool seq_applied_ = false;    // a symbolic dim took options_.default_seq
   std::unordered_map<std::string, TypeInfo> declared_;
   std::unordered_map<std::string, TypeInfo> types_;
   std::unordered_map<std::string, ConstValue> known_;

@@ -118,6 +118,10 @@ CASES = [
     case("model name unknown", "inspect gpt7", says=["gpt7"]),
     case("model name misspelled", "inspect gpt-2", says=["'gpt-2' is not a zoo model", "did you mean 'gpt2'"]),
     case("model path without an extension missing", "inspect $D/models/net", says=["net", "no such file"]),
+    case("ONNX with a fixed batch given --batch", "inspect $D/r.onnx --batch 4", setup="export resnet50 -o $D/r.onnx",
+         says=["r.onnx", "--batch"]),
+    case("--strict and an ignored --seq", "--strict export resnet50 --seq 128 -o $D/r.json",
+         says=["--seq", "--strict"]),
     case("model file of another kind", "inspect $D/w.csv", files={"w.csv": MOIRAI},
          says=["w.csv", "place and compare"]),
     # --- MOIRAI CSV ---

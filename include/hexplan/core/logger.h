@@ -18,15 +18,18 @@ class Logger {
   virtual void Log(LogLevel level, std::string_view message) = 0;
 };
 
-// Writes "hexplan: warning: ..." lines to stderr at or above a level. Thread-safe.
+// Writes "hexplan: warning: ..." lines to stderr at or above a level, and counts the warnings
+// (so a caller can treat them as errors). Thread-safe.
 class StderrLogger final : public Logger {
  public:
   explicit StderrLogger(LogLevel min_level = LogLevel::kWarning) : min_level_(min_level) {}
   void Log(LogLevel level, std::string_view message) override;
+  size_t warnings() const;
 
  private:
   LogLevel min_level_;
-  std::mutex mu_;
+  mutable std::mutex mu_;
+  size_t warnings_ = 0;
 };
 
 // Keeps every message; for tests. Thread-safe.

@@ -23,6 +23,9 @@ struct OnnxReadOptions {
       0;  // 0: leave symbolic sequence dims as an error unless the file fixes them
   std::map<std::string, int64_t> dim_values;
   bool keep_weight_data = true;  // keep initializer payloads (the executor needs them)
+  // Refuse a default_batch other than 1, or a default_seq > 0, that no symbolic dim takes (a file
+  // with fixed sizes): the caller asked for sizes the model would not have. The CLI sets this.
+  bool refuse_unapplied_defaults = false;
 
   Status Validate() const;
 };
