@@ -8,8 +8,9 @@ namespace hx::cli {
 
 namespace {
 
-// A profile keyed to devices (or ops) that match nothing here changes nothing: say so.
-void WarnIfProfileMatchesNothing(const std::string& path, const PlanningInputs& in) {
+// A profile keyed to devices (or ops) that match nothing here changes nothing: say so. `what`
+// names it: "--profile p.csv", or a workload file's own measured times.
+void WarnIfProfileMatchesNothing(const std::string& what, const PlanningInputs& in) {
   if (in.profile->empty()) return;
   const std::vector<NodeId> ops = in.graph->Ops();
   for (NodeId op : ops)
@@ -20,7 +21,7 @@ void WarnIfProfileMatchesNothing(const std::string& path, const PlanningInputs& 
         return;
     }
   LogTo(&CliLogger(), LogLevel::kWarning,
-        "--profile " + path + ": none of its " + std::to_string(in.profile->num_entries()) +
+        what + ": none of its " + std::to_string(in.profile->num_entries()) +
             " entries matches an operator of " + in.graph->name() + " on a device of " +
             in.cluster->name() +
             " (by device name, model or kind): every op time comes from the roofline");
@@ -65,7 +66,13 @@ StatusOr<PlanningInputs> LoadPlanningInputs(const std::string& model_spec,
     if (!cluster.ok()) return cluster.status().WithContext("--cluster");
     in.cluster = std::make_unique<hw::Cluster>(std::move(*cluster));
   }
-  if (!profile_path.empty() && in.profile) WarnIfProfileMatchesNothing(profile_path, in);
+  if (!profile_path.empty() && in.profile)
+    WarnIfProfileMatchesNothing("--profile " + profile_path, in);
+  // A workload's measured times are keyed to its own devices; on another cluster they may not
+  // apply.
+  if (in.from_workload && !cluster_spec.empty() && in.profile)
+    WarnIfProfileMatchesNothing(
+        model_spec + " (its measured times, with --cluster " + cluster_spec + ")", in);
   in.cost = std::make_unique<cost::CostModel>(*in.graph, *in.cluster, cost::CostModelOptions{},
                                               in.profile.get());
   return in;

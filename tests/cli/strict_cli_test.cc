@@ -60,6 +60,17 @@ TEST(StrictCliTest, AProfileThatMatchesNothingWarns) {
   EXPECT_EQ(q.exit_code, 0) << q.err;
 }
 
+TEST(StrictCliTest, AWorkloadOnAnotherClusterWarnsThatItsTimesDoNotApply) {
+  const std::string csv =
+      testing::SharedDataDir() + "/placement/moirai/sample-data-csv/example-1.csv";
+  auto own = RunCli("place " + csv + " --algo m-topo --json --strict");
+  EXPECT_EQ(own.exit_code, 0) << own.err;  // on its own devices its times apply
+  auto other = RunCli("place " + csv + " --cluster dgx-a100 --algo m-topo --json");
+  EXPECT_EQ(other.exit_code, 0) << other.err;
+  EXPECT_NE(other.err.find("its measured times, with --cluster dgx-a100"), std::string::npos)
+      << other.err;
+}
+
 TEST(StrictCliTest, FixedOnnxSizesRefuseABatchTheyCannotTake) {
   const std::string dir = testing::MakeTempDir();
   ASSERT_EQ(RunCli("export resnet50 -o " + dir + "/r50.onnx").exit_code, 0);
