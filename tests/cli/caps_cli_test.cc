@@ -38,13 +38,6 @@ std::string Expand(std::string args, const std::string& dir) {
   return args;
 }
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // Replaces the first `from` in `text` (fixtures derived from the shared data).
 std::string ReplaceFirst(std::string text, const std::string& from, const std::string& to) {
   const size_t at = text.find(from);
@@ -83,7 +76,7 @@ class CapsCliTest : public ::testing::TestWithParam<CapRow> {
     dir_ = new std::string(testing::MakeTempDir());
     const std::string& d = *dir_;
     const std::string parva = testing::SharedDataDir() + "/sharing/parvagpu";
-    const std::string rates = Slurp(parva + "/SLO/SLO_req_rate.csv");
+    const std::string rates = testing::ReadTextFile(parva + "/SLO/SLO_req_rate.csv");
     // Scenario S3's first column (bert): 46 req/s in the published file.
     WriteTextFile(d + "/rate_over.csv", ReplaceFirst(rates, "\n46,", "\n100001,"));
     WriteTextFile(d + "/rate_covers.csv", ReplaceFirst(rates, "\n46,", "\n100000,"));
@@ -108,8 +101,8 @@ class CapsCliTest : public ::testing::TestWithParam<CapRow> {
                                                           {"64", "64"}})
       WriteTextFile(d + "/emip_" + name + ".json", EfficientMip(value));
     WriteTextFile(d + "/emip_latency.json", EfficientMip("2", "1e10"));
-    const std::string moirai =
-        Slurp(testing::SharedDataDir() + "/placement/moirai/sample-data-csv/example-1.csv");
+    const std::string moirai = testing::ReadTextFile(
+        testing::SharedDataDir() + "/placement/moirai/sample-data-csv/example-1.csv");
     WriteTextFile(d + "/moirai.csv", ReplaceFirst(moirai, "\"3,5\",8,", "\"3,5\",1e10,"));
     WriteLstmProfiles(d);
     WriteTextFile(d + "/big.yaml", CpuCluster("big", "100TB"));
@@ -134,7 +127,7 @@ class CapsCliTest : public ::testing::TestWithParam<CapRow> {
   static void WriteLstmProfiles(const std::string& d) {
     auto r = testing::RunCli("export lstm --layers 1 --io 8 --seq 2 -o " + d + "/lstm.json");
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    const json g = json::parse(Slurp(d + "/lstm.json"));
+    const json g = json::parse(testing::ReadTextFile(d + "/lstm.json"));
     std::string over = "node,device,seconds\n", at = over;
     json ops = json::array();
     for (const json& n : g.at("nodes")) {

@@ -15,13 +15,6 @@
 namespace hx {
 namespace {
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 TEST(InterruptCliTest, SigintDuringAMilpWritesTheBestValidPlanAndExits130) {
   const std::string dir = testing::MakeTempDir();
   const std::string plan = dir + "/plan.json";
@@ -33,10 +26,10 @@ TEST(InterruptCliTest, SigintDuringAMilpWritesTheBestValidPlanAndExits130) {
                           "/err.txt & pid=$!; sleep 4; kill -INT $pid; wait $pid; echo $? >" + dir +
                           "/rc.txt)";
   ASSERT_EQ(std::system(cmd.c_str()), 0);
-  const std::string err = Slurp(dir + "/err.txt");
-  EXPECT_EQ(std::atoi(Slurp(dir + "/rc.txt").c_str()), 130) << err;
+  const std::string err = testing::ReadTextFile(dir + "/err.txt");
+  EXPECT_EQ(std::atoi(testing::ReadTextFile(dir + "/rc.txt").c_str()), 130) << err;
   EXPECT_NE(err.find("interrupted"), std::string::npos) << err;
-  nlohmann::json j = testing::ParseJsonOrFail(Slurp(dir + "/out.json"));
+  nlohmann::json j = testing::ParseJsonOrFail(testing::ReadTextFile(dir + "/out.json"));
   EXPECT_EQ(j.value("status", ""), "interrupted") << j.dump();
   auto simulated = testing::RunCli("simulate " + plan + " --json");
   EXPECT_EQ(simulated.exit_code, 0) << simulated.err;

@@ -17,13 +17,6 @@ namespace {
 using ::testing::HasSubstr;
 using testing::RunCli;
 
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 TEST(TextCliTest, FilesThatAreNotUtf8ExitTwoNamingFileLineAndByte) {
   const std::string dir = testing::MakeTempDir();
   struct Case {
@@ -71,9 +64,9 @@ links:
   ASSERT_EQ(r.exit_code, 0) << r.err;
   nlohmann::json j = testing::ParseJsonOrFail(r.out);
   EXPECT_EQ(j["devices"][0]["name"], "g<&\"'>\x07\xE2\x82\xAC");
-  const std::string dot = ReadAll(dir + "/o.dot");
+  const std::string dot = testing::ReadTextFile(dir + "/o.dot");
   EXPECT_THAT(dot, HasSubstr("\"g<&\\\"'>\xE2\x82\xAC\""));
-  const std::string svg = ReadAll(dir + "/o.svg");
+  const std::string svg = testing::ReadTextFile(dir + "/o.svg");
   EXPECT_THAT(svg, HasSubstr("g&lt;&amp;&quot;&apos;&gt;\xE2\x82\xAC"));
   if (std::system("command -v xmllint >/dev/null 2>&1") != 0) {
     GTEST_SKIP() << "xmllint missing: the SVG was not parsed";

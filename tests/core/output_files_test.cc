@@ -16,11 +16,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
 // Entries of `dir`, hidden temporaries included.
 int CountEntries(const std::string& dir) {
   int n = 0;
@@ -36,8 +31,8 @@ TEST(OutputFilesTest, NothingAppearsBeforeCommitAndEverythingAfter) {
   EXPECT_FALSE(fs::exists(dir + "/a.json"));
   EXPECT_FALSE(fs::exists(dir + "/b.svg"));
   ASSERT_TRUE(outputs.Commit().ok());
-  EXPECT_EQ(ReadAll(dir + "/a.json"), "{}");
-  EXPECT_EQ(ReadAll(dir + "/b.svg"), "<svg/>");
+  EXPECT_EQ(testing::ReadTextFile(dir + "/a.json"), "{}");
+  EXPECT_EQ(testing::ReadTextFile(dir + "/b.svg"), "<svg/>");
   EXPECT_EQ(CountEntries(dir), 2);  // no temporaries left
 }
 
@@ -69,7 +64,7 @@ TEST(OutputFilesTest, StageWithKeepsTheExtensionForWritersThatSniffIt) {
   EXPECT_EQ(fs::path(seen).extension(), ".csv");
   EXPECT_EQ(fs::path(seen).parent_path(), fs::path(dir));
   ASSERT_TRUE(outputs.Commit().ok());
-  EXPECT_EQ(ReadAll(dir + "/profile.csv"), "node,device,seconds\n");
+  EXPECT_EQ(testing::ReadTextFile(dir + "/profile.csv"), "node,device,seconds\n");
 }
 
 TEST(OutputFilesTest, ExpectNamesTheFlagAndWhy) {
@@ -105,7 +100,7 @@ TEST(OutputFilesTest, ExpectDirectoryCreatesItAndRemovesItOnFailure) {
   ASSERT_TRUE(outputs.ExpectDirectory("--report", dir + "/r/a").ok());
   ASSERT_TRUE(outputs.Stage(dir + "/r/a/report.md", "# r").ok());
   ASSERT_TRUE(outputs.Commit().ok());
-  EXPECT_EQ(ReadAll(dir + "/r/a/report.md"), "# r");
+  EXPECT_EQ(testing::ReadTextFile(dir + "/r/a/report.md"), "# r");
   testing::WriteTextFile(dir + "/plain", "x");
   EXPECT_EQ(outputs.ExpectDirectory("--report", dir + "/plain/sub").ExitCode(), 2);
 }

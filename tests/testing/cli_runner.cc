@@ -12,14 +12,12 @@
 #include "testing/test_paths.h"
 
 namespace hx::testing {
-namespace {
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
+std::string ReadTextFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
 }
-}  // namespace
 
 std::string MakeTempDir() {
   char tmpl[] = "/tmp/hx-test-XXXXXX";
@@ -37,8 +35,8 @@ CliResult Run(const std::string& prefix, const std::string& args) {
   int raw = std::system(cmd.c_str());
   CliResult r;
   r.exit_code = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
-  r.out = Slurp(out);
-  r.err = Slurp(err);
+  r.out = ReadTextFile(out);
+  r.err = ReadTextFile(err);
   std::remove(out.c_str());
   std::remove(err.c_str());
   rmdir(dir.c_str());

@@ -24,6 +24,9 @@ std::string MakeTempDir();
 // when it is not JSON.
 nlohmann::json ParseJsonOrFail(const std::string& text);
 
+// The whole file at `path`, bytes as they are ("" when it cannot be read).
+std::string ReadTextFile(const std::string& path);
+
 // Writes `text` to `path` (test fixtures).
 void WriteTextFile(const std::string& path, const std::string& text);
 
