@@ -20,7 +20,9 @@ command that printed it, in one of three forms, each marked by an HTML comment (
 Options go between `check` and the colon, space-separated: `slow` (run only with --all: over about
 5 s in a release build, a planner's time limit, a measurement), `rel=X` (relative tolerance for
 numbers with a decimal point; default 1e-6), `ignore=REGEX` (lines matching it, expected or
-printed, are not compared: planning times, wall-clock figures, paths). In the expected text a line
+printed, are not compared: planning times, wall-clock figures, paths), `cols=N,M` (a table
+check compares only those columns, 1-based, of the body rows, printed as `a | b` lines, so a
+command can check the measured columns of a table that also quotes sources). In the expected text a line
 `...` stands for any number of printed lines. Integers compare exactly; a decimal also matches when
 the printed value rounds to it (a doc may quote 36.1 for 36.12); every other word compares exactly
 (whitespace runs are one space).
@@ -59,16 +61,19 @@ class Check:
 
 
 def parse_opts(text, where):
-    opts = {"slow": False, "rel": 1e-6, "ignore": []}
+    opts = {"slow": False, "rel": 1e-6, "ignore": [], "cols": None}
     for word in text.split():
         if word == "slow":
             opts["slow"] = True
         elif word.startswith("rel="):
             opts["rel"] = float(word[4:])
+        elif word.startswith("cols="):
+            opts["cols"] = [int(c) for c in word[5:].split(",")]
         elif word.startswith("ignore="):
             opts["ignore"].append(re.compile(word[7:]))
         else:
-            raise ValueError(f"{where}: unknown check option '{word}' (slow, rel=X, ignore=REGEX)")
+            raise ValueError(f"{where}: unknown check option '{word}' "
+                             "(slow, rel=X, ignore=REGEX, cols=N,M)")
     return opts
 
 
@@ -138,6 +143,8 @@ def checks_in(path):
             found.append(Check(path, line + 1, opts, [(cmd, [expected])], None, para))
         else:
             block, _ = following_block(lines, last + 1, where)
+            if opts["cols"]:
+                block = table_columns(block, opts["cols"])
             found.append(Check(path, line + 1, opts, [(body.strip(), block)], None))
     return found
 
@@ -161,8 +168,17 @@ def sandbox(hexplan):
     return top, repo, env
 
 
+def table_columns(block, cols):
+    """The body rows of a Markdown table, only the given (1-based) columns, joined by ` | `."""
+    rows = [[c.strip() for c in l.strip().strip("|").split("|")] for l in block]
+    body = rows[2:] if len(rows) > 1 and set("".join(rows[1])) <= set("-: ") else rows
+    return [" | ".join(r[c - 1] for c in cols) for r in body]
+
+
 def tokens(line):
-    """(words, numbers) of a line: the text with each number replaced by #, and the numbers."""
+    """(words, numbers) of a line: the text with each number replaced by #, and the numbers
+    (thousands separators dropped: 18,853 is 18853)."""
+    line = re.sub(r"(?<=\d),(?=\d{3}\b)", "", line)
     nums = NUMBER.findall(line)
     words = " ".join(NUMBER.sub("#", line).split())
     return words, nums
