@@ -15,7 +15,8 @@ command that printed it, in one of three forms, each marked by an HTML comment (
 2. An output: `<!-- check: COMMAND -->` before a fenced block or a Markdown table that is exactly
    what COMMAND prints (a script that writes the table, `... | grep ...`, `... | sed -n 2,5p`).
 3. A sentence: `<!-- check: COMMAND => OUTPUT -->` inside a paragraph: COMMAND prints the one line
-   OUTPUT, and every number of OUTPUT must also appear in the paragraph's text.
+   OUTPUT, and every number of OUTPUT must also appear in the paragraph's text (or in the table
+   right after the paragraph).
 
 Options go between `check` and the colon, space-separated: `slow` (run only with --all: over about
 5 s in a release build, a planner's time limit, a measurement), `rel=X` (relative tolerance for
@@ -29,7 +30,8 @@ the printed value rounds to it (a doc may quote 36.1 for 36.12); every other wor
 
 Commands run with bash from a scratch copy of the repository root (its entries linked, so
 `../shared/...` and `docs/...` paths work and written files land in the scratch directory), with
-`hexplan` on PATH and `build/release/hexplan` both meaning --hexplan. Exit status: 0 when every
+`hexplan` on PATH and `build/release/hexplan` both meaning --hexplan, and HX_REPO naming the
+checkout itself (for the benchmark binaries a slow check may run). Exit status: 0 when every
 check that ran passed, 1 otherwise, 2 for a malformed marker or a bad argument.
 """
 
@@ -116,11 +118,18 @@ def transcript(block, where):
 
 
 def paragraph_at(lines, i):
+    """The paragraph around line i, with the table right after it if there is one."""
     start, end = i, i
     while start > 0 and lines[start - 1].strip():
         start -= 1
     while end + 1 < len(lines) and lines[end + 1].strip():
         end += 1
+    nxt = end + 1
+    while nxt < len(lines) and not lines[nxt].strip():
+        nxt += 1
+    while nxt < len(lines) and lines[nxt].lstrip().startswith("|"):
+        end = nxt
+        nxt += 1
     return "\n".join(lines[start:end + 1])
 
 
@@ -129,6 +138,8 @@ def checks_in(path):
     lines = text.split("\n")
     found = []
     for m in MARKER.finditer(text):
+        if m.start() > 0 and text[m.start() - 1] == "`":
+            continue  # quoted in a code span (the convention's own description)
         line = text.count("\n", 0, m.start())
         where = f"{os.path.relpath(path, ROOT)}:{line + 1}"
         opts = parse_opts(m.group("opts") or "", where)
@@ -164,7 +175,7 @@ def sandbox(hexplan):
     bindir = os.path.join(top, "bin")
     os.makedirs(bindir)
     os.symlink(os.path.abspath(hexplan), os.path.join(bindir, "hexplan"))
-    env = dict(os.environ, PATH=bindir + os.pathsep + os.environ.get("PATH", ""))
+    env = dict(os.environ, PATH=bindir + os.pathsep + os.environ.get("PATH", ""), HX_REPO=ROOT)
     return top, repo, env
 
 
