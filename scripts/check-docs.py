@@ -216,7 +216,7 @@ def lines_match(expected, got, rel):
     """Expected lines (with `...` elisions) against printed lines; (ok, first mismatch)."""
     def match(i, j):
         if i == len(expected):
-            return j == len(got), (None, None)
+            return j == len(got), ("(end of the quoted output)", got[j] if j < len(got) else None)
         if expected[i].strip() == "...":
             for k in range(j, len(got) + 1):
                 ok, miss = match(i + 1, k)
@@ -363,11 +363,77 @@ def first_look(args):
     return 0 if proc.returncode == 0 else 1
 
 
+SELF_TEST_GOOD = """Quoted 42 and 3.14. <!-- check: echo 42 3.1415 => 42 3.14 -->
+
+<!-- check -->
+```console
+$ printf 'a 1\\nb 2.5\\nc 3\\nd 4\\n'
+a 1
+...
+d 4.0
+$ echo 18853 \\
+    done
+18,853 done
+```
+
+<!-- check cols=1,3 ignore=^skip: printf 'x | 1000\\nskip | 7\\ny | 2.000001\\n' -->
+
+| name | source | n |
+|---|---|---|
+| x | s | 1,000 |
+| y | s | 2.000 |
+"""
+
+# Each must fail: a wrong integer, a decimal off by more than rel and its digits, a word changed,
+# a number the paragraph does not quote, a failing command, a line too many.
+SELF_TEST_BAD = """<!-- check: echo 193 places => 257 places --> 257
+
+<!-- check: echo 1.26 => 1.2 --> 1.2
+
+<!-- check: echo 5 devices => 5 nodes --> 5
+
+<!-- check: echo 5 => 5 --> no number here
+
+<!-- check: false => 1 --> 1
+
+<!-- check: printf '1\\n2\\n' -->
+```
+1
+```
+"""
+
+
+def self_test():
+    """The checker against fixtures (no hexplan needed): the good checks pass, every bad one fails."""
+    top = tempfile.mkdtemp(prefix="hx-docs-selftest-")
+    try:
+        results = {}
+        for name, text in (("good", SELF_TEST_GOOD), ("bad", SELF_TEST_BAD)):
+            path = os.path.join(top, name + ".md")
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+            sb_top, repo, env = sandbox(sys.executable)
+            try:
+                results[name] = [run_check(c, repo, env, 30)[0] for c in checks_in(path)]
+            finally:
+                shutil.rmtree(sb_top, ignore_errors=True)
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
+    ok = len(results["good"]) == 3 and not any(results["good"])
+    ok = ok and len(results["bad"]) == 6 and all(results["bad"])
+    for name, problems in results.items():
+        for i, p in enumerate(problems):
+            print(f"{name} check {i + 1}: {'; '.join(p) if p else 'passed'}")
+    print(f"check-docs self-test: {'ok' if ok else 'FAILED'}")
+    return 0 if ok else 1
+
+
 def shell_quote(s):
     return "'" + s.replace("'", "'\\''") + "'"
 
 
 def main():
+    sys.setrecursionlimit(100000)  # lines_match recurses once per quoted line
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--hexplan", default=os.path.join(ROOT, "build", "release", "hexplan"),
                     help="the binary to rerun the commands with (a release build)")
@@ -375,9 +441,13 @@ def main():
     ap.add_argument("--first-look", action="store_true",
                     help="run every command of README's 'A first look' instead, expecting exit 0")
     ap.add_argument("--list", action="store_true", help="list the checks and their commands")
+    ap.add_argument("--self-test", action="store_true",
+                    help="check the checker on built-in fixtures (needs no hexplan)")
     ap.add_argument("--timeout", type=float, default=600.0, help="per command, seconds")
     ap.add_argument("files", nargs="*", help="Markdown files (default: README.md and docs/*.md)")
     args = ap.parse_args()
+    if args.self_test:
+        return self_test()
     try:
         checks = all_checks([os.path.abspath(f) for f in args.files] or doc_files())
     except (ValueError, OSError) as e:
