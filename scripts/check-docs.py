@@ -52,11 +52,10 @@ CHEAP_SECONDS = 5.0
 
 
 class Check:
-    def __init__(self, path, line, opts, commands, expected, paragraph=None):
+    def __init__(self, path, line, opts, commands, paragraph=None):
         self.path, self.line, self.opts = path, line, opts
         self.commands = commands  # [(command, expected lines)]
-        self.expected = expected
-        self.paragraph = paragraph
+        self.paragraph = paragraph  # a sentence check's paragraph, which must quote its numbers
 
     def where(self):
         return f"{os.path.relpath(self.path, ROOT)}:{self.line}"
@@ -147,16 +146,16 @@ def checks_in(path):
         last = text.count("\n", 0, m.end())
         if body is None:
             block, _ = following_block(lines, last + 1, where)
-            found.append(Check(path, line + 1, opts, transcript(block, where), None))
+            found.append(Check(path, line + 1, opts, transcript(block, where)))
         elif "=>" in body:
             cmd, expected = (s.strip() for s in body.split("=>", 1))
             para = MARKER.sub("", paragraph_at(lines, line))
-            found.append(Check(path, line + 1, opts, [(cmd, [expected])], None, para))
+            found.append(Check(path, line + 1, opts, [(cmd, [expected])], para))
         else:
             block, _ = following_block(lines, last + 1, where)
             if opts["cols"]:
                 block = table_columns(block, opts["cols"])
-            found.append(Check(path, line + 1, opts, [(body.strip(), block)], None))
+            found.append(Check(path, line + 1, opts, [(body.strip(), block)]))
     return found
 
 
