@@ -15,7 +15,7 @@ STRICT_BUDGETS ?= 0
 STEP := HX_STRICT_BUDGETS=$(STRICT_BUDGETS) bash scripts/timed-step.sh
 
 .PHONY: demo test deps release debug fuzz fuzz-run fuzz-long tsan tsan-build format format-check \
-  bench suite clean
+  bench suite docs-check clean
 
 deps:
 	@bash scripts/install-deps.sh
@@ -79,6 +79,12 @@ bench: deps
 # The placement suite: every paper case, every planner -> docs/results.md (long: not a test).
 suite: release
 	@python3 scripts/placement-suite.py --hexplan $(RELEASE_DIR)/hexplan $(SUITE_ARGS)
+
+# Docs that stay true (docs/design.md, "Numbers in the docs"): rerun the cheap commands the docs quote
+# numbers from, then every command of README's "A first look", with the release binary.
+docs-check: release
+	@python3 scripts/check-docs.py --hexplan $(RELEASE_DIR)/hexplan
+	@python3 scripts/check-docs.py --hexplan $(RELEASE_DIR)/hexplan --first-look
 
 clean:
 	rm -rf build

@@ -227,8 +227,10 @@ def latency_of(result):
     return result.get("latency_ms") if result.get("status") != "error" else None
 
 
-def group_report(key, title, results, img_dir, img_rel):
-    lines = [f"## {title}", ""]
+def group_report(key, title, results, img_dir, img_rel, time_limit):
+    lines = [f"## {title}", "",
+             f"Written by `scripts/placement-suite.py --groups {key} --time-limit {time_limit:g}` "
+             f"(`make suite SUITE_ARGS=\"--groups {key} --merge\"`).", ""]
     algos = []
     for r in results:
         for a in r["case"]["algos"]:
@@ -411,9 +413,10 @@ def section_group(title):
     return None
 
 
-def merge_report(old_text, new_sections):
+def merge_report(old_text, new_sections, preamble=None):
     """Replaces the sections of the groups in `new_sections` (group -> lines) inside `old_text`,
-    keeping every other group's sections and the old order; groups not there yet go at the end."""
+    keeping every other group's sections and the old order; groups not there yet go at the end.
+    `preamble` (lines), when given, replaces the text before the first section."""
     blocks, current = [], []
     for line in old_text.splitlines():
         if line.startswith("## ") and current:
@@ -425,6 +428,9 @@ def merge_report(old_text, new_sections):
     out, placed = [], set()
     for block in blocks:
         g = section_group(block[0][3:]) if block[0].startswith("## ") else None
+        if g is None and preamble is not None and not block[0].startswith("## "):
+            out += preamble
+            continue
         if g in new_sections:
             if g not in placed:
                 out += new_sections[g]
@@ -450,7 +456,8 @@ def main():
     ap.add_argument("--hexplan", default=os.path.join(ROOT, "build", "release", "hexplan"))
     ap.add_argument("--groups", default=",".join(GROUPS))
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "results.md"))
-    ap.add_argument("--time-limit", type=float, default=30.0, help="per planner, seconds")
+    ap.add_argument("--time-limit", type=float, default=3.0,
+                    help="per planner, seconds (3: what docs/results.md was written with)")
     ap.add_argument("--case-timeout", type=float, default=900.0, help="per case, seconds")
     ap.add_argument("--smoke", action="store_true", help="one small case per group")
     ap.add_argument("--merge", action="store_true",
@@ -469,8 +476,9 @@ def main():
              "Written by `scripts/placement-suite.py` (do not edit by hand). Every number is the "
              "discrete-event simulator's latency under hexplan's cost model (roofline, or the "
              "workload's own profile), the same for every planner; see docs/simulator.md and "
-             "docs/cost-model.md. Planning time limit per planner: "
-             f"{args.time_limit:g} s.", ""]
+             "docs/cost-model.md. Planning time limit per planner: each section names the "
+             "command that wrote it (`make suite` runs every group at 3 s per planner).", ""]
+    preamble_end = len(lines)
     failures = 0
     sections = {}
     for g in groups:
@@ -483,7 +491,7 @@ def main():
             print(f"[{g}] {case['name']}: {status}", file=sys.stderr, flush=True)
             failures += "error" in r
             results.append(r)
-        lines += group_report(g, title, results, img_dir, "img")
+        lines += group_report(g, title, results, img_dir, "img", args.time_limit)
         if g == "sortinghat":
             lines += sortinghat_discussion(results)
         if g == "workloads":
@@ -494,7 +502,7 @@ def main():
         sections[g] = lines[start:]
     if args.merge and os.path.exists(args.out):
         with open(args.out) as f:
-            write_atomic(args.out, merge_report(f.read(), sections))
+            write_atomic(args.out, merge_report(f.read(), sections, lines[:preamble_end]))
     else:
         write_atomic(args.out, "\n".join(lines) + "\n")
     print(f"placement-suite: wrote {args.out} ({failures} case(s) failed)", file=sys.stderr)
