@@ -5,7 +5,7 @@ set -euo pipefail
 
 PACKAGES=(
   build-essential cmake make pkg-config git
-  clang libclang-rt-14-dev clang-format
+  clang libclang-rt-14-dev clang-format lld
   libonnx-dev libprotobuf-dev protobuf-compiler
   coinor-libcbc-dev
   nlohmann-json3-dev libcli11-dev libyaml-cpp-dev
