@@ -27,7 +27,7 @@
 namespace hx::hw {
 namespace {
 
-constexpr double kMargin = 20, kBoxH = 40, kNodePad = 12, kNodeLabelH = 20;
+constexpr double kMargin = 20, kBoxH = 40, kNodePad = 12, kNodeLabelH = 20, kNodeGap = 24;
 constexpr double kTrack = 13;       // distance between parallel tracks in a channel
 constexpr double kChannelPad = 10;  // channel edge to its first or last track
 constexpr double kEmptyChannel = 30;
@@ -217,9 +217,9 @@ void PlaceColumns(const Cluster& c, Frame& f) {
       const double start = x + kNodePad + (inner - row_width(row.size())) / 2 + f.box_w / 2;
       for (size_t r = 0; r < row.size(); ++r) f.cx[row[r]] = start + r * (f.box_w + f.gap);
     }
-    x += f.node_w[k] + f.gap;
+    x += f.node_w[k] + kNodeGap;
   }
-  const double nodes_right = f.nodes.empty() ? kMargin : x - f.gap;
+  const double nodes_right = f.nodes.empty() ? kMargin : x - kNodeGap;
   const double content_w = std::max(nodes_right - kMargin, row_width(network.size()));
   const double start = kMargin + (content_w - row_width(network.size())) / 2 + f.box_w / 2;
   for (size_t r = 0; r < network.size(); ++r) f.cx[network[r]] = start + r * (f.box_w + f.gap);

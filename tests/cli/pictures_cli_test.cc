@@ -8,7 +8,6 @@
 
 #include <cstdlib>
 #include <map>
-#include <regex>
 #include <set>
 #include <string>
 
@@ -94,7 +93,11 @@ TEST(PicturesCliTest, OperatorNamesSitInsideTheirBars) {
     if (e.tag == "rect" && e.Has("data-span")) bars[e.attrs.at("data-span")] = &e;
     if (e.tag == "text" && e.Has("data-span")) names.push_back(&e);
   }
-  ASSERT_GT(names.size(), 3u) << "no bar wide enough for its name";
+  // gpt2's lm_head MatMul on gpu3 and the weight loads are wide enough at this scale.
+  int op_names = 0;
+  for (const SvgElement* t : names)
+    op_names += bars.at(t->attrs.at("data-span"))->attrs.at("fill") == "#4e79a7";
+  EXPECT_GE(op_names, 1) << "no operator bar wide enough for its name";
   for (const SvgElement* t : names) {
     const SvgElement* bar = bars.at(t->attrs.at("data-span"));
     const SvgBox text = testing::TextBoxOf(*t), box = testing::RectBoxOf(*bar);
@@ -103,17 +106,13 @@ TEST(PicturesCliTest, OperatorNamesSitInsideTheirBars) {
     EXPECT_GE(text.y0, box.y0) << t->text;
     EXPECT_LE(text.y1, box.y1) << t->text;
   }
-  // Every bar wide enough for its name (tooltip: "<name> (<category>) ...") shows it.
+  // Every bar wide enough for its name (its tooltip: "<name> (<category>) ...") shows it.
   std::set<std::string> shown;
   for (const SvgElement* t : names) shown.insert(t->attrs.at("data-span"));
-  const std::string& svg = Gpt2Pictures().svg;
-  static const std::regex bar_title(R"re(data-span="(\d+)"[^>]*><title>([^<]*) \()re");
   int checked = 0;
-  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), bar_title);
-       it != std::sregex_iterator(); ++it) {
-    const std::string id = (*it)[1];
-    const std::string name = testing::XmlUnescapeForTest((*it)[2]);
-    if (bars.at(id)->Num("width") < SvgTextWidth(name, 9) + 4) continue;
+  for (const auto& [id, bar] : bars) {
+    const std::string name = bar->text.substr(0, bar->text.rfind(" ("));
+    if (bar->Num("width") < SvgTextWidth(name, 9) + 4) continue;
     ++checked;
     EXPECT_TRUE(shown.count(id)) << name << " fits its bar but is not shown";
   }

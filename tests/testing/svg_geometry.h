@@ -4,9 +4,10 @@
 // (core/svg_text.h), and distances between points and polylines.
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <map>
-#include <regex>
 #include <string>
 #include <vector>
 
@@ -36,22 +37,48 @@ inline std::string XmlUnescapeForTest(std::string s) {
   return s;
 }
 
-// Every <svg>, <text>, <rect>, <line>, <polyline> and <polygon> element, in document order.
+// Attributes of one start tag's inside (`name="value" ...`), values decoded.
+inline std::map<std::string, std::string> ParseSvgAttributes(const std::string& inside) {
+  std::map<std::string, std::string> attrs;
+  size_t i = 0;
+  while (true) {
+    const size_t eq = inside.find("=\"", i);
+    if (eq == std::string::npos) break;
+    size_t name_begin = inside.rfind(' ', eq);
+    name_begin = name_begin == std::string::npos ? 0 : name_begin + 1;
+    const size_t end = inside.find('"', eq + 2);
+    if (end == std::string::npos) break;
+    attrs[inside.substr(name_begin, eq - name_begin)] =
+        XmlUnescapeForTest(inside.substr(eq + 2, end - eq - 2));
+    i = end + 1;
+  }
+  return attrs;
+}
+
+// Every <svg>, <text>, <rect>, <line>, <polyline> and <polygon> element, in document order; a
+// <rect>'s or <polyline>'s <title> child is its text. (No std::regex: its recursion overflows the
+// stack on pictures this size.)
 inline std::vector<SvgElement> ParseSvg(const std::string& svg) {
-  static const std::regex open(R"(<(svg|text|rect|line|polyline|polygon)\b([^>]*)>)");
-  static const std::regex attr(R"re(([\w:-]+)="([^"]*)")re");
+  static const std::vector<std::string> tags = {"svg",  "text",     "rect",
+                                                "line", "polyline", "polygon"};
   std::vector<SvgElement> out;
-  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), open); it != std::sregex_iterator();
-       ++it) {
+  for (size_t at = svg.find('<'); at != std::string::npos; at = svg.find('<', at + 1)) {
+    size_t name_end = at + 1;
+    while (name_end < svg.size() && std::isalpha(static_cast<unsigned char>(svg[name_end])))
+      ++name_end;
+    const std::string tag = svg.substr(at + 1, name_end - at - 1);
+    if (std::find(tags.begin(), tags.end(), tag) == tags.end()) continue;
+    const size_t close = svg.find('>', name_end);
+    if (close == std::string::npos) break;
     SvgElement e;
-    e.tag = (*it)[1];
-    const std::string attrs = (*it)[2];
-    for (auto a = std::sregex_iterator(attrs.begin(), attrs.end(), attr);
-         a != std::sregex_iterator(); ++a)
-      e.attrs[(*a)[1]] = XmlUnescapeForTest((*a)[2]);
-    if (e.tag == "text") {
-      const size_t begin = it->position() + it->length();
-      e.text = XmlUnescapeForTest(svg.substr(begin, svg.find("</text>", begin) - begin));
+    e.tag = tag;
+    e.attrs = ParseSvgAttributes(svg.substr(name_end, close - name_end));
+    const bool empty = svg[close - 1] == '/';
+    if (tag == "text") {
+      e.text = XmlUnescapeForTest(svg.substr(close + 1, svg.find("</text>", close) - close - 1));
+    } else if (!empty && tag != "svg" && svg.compare(close + 1, 7, "<title>") == 0) {
+      const size_t begin = close + 8;
+      e.text = XmlUnescapeForTest(svg.substr(begin, svg.find("</title>", begin) - begin));
     }
     out.push_back(std::move(e));
   }
@@ -69,10 +96,18 @@ struct Point {
 
 inline std::vector<Point> PointsOf(const SvgElement& e) {
   std::vector<Point> pts;
-  static const std::regex pair(R"(([-\d.eE+]+),([-\d.eE+]+))");
   const std::string s = e.attrs.at("points");
-  for (auto it = std::sregex_iterator(s.begin(), s.end(), pair); it != std::sregex_iterator(); ++it)
-    pts.push_back({std::stod((*it)[1]), std::stod((*it)[2])});
+  const char* p = s.c_str();
+  char* end = nullptr;
+  while (true) {
+    const double x = std::strtod(p, &end);
+    if (end == p || *end != ',') break;
+    p = end + 1;
+    const double y = std::strtod(p, &end);
+    if (end == p) break;
+    pts.push_back({x, y});
+    p = end;
+  }
   return pts;
 }
 
