@@ -66,7 +66,8 @@ struct Frame {
   std::vector<int> node;  // per place; -1 for network switches
   int num_rows = 0;
   int first_node_row = 0;
-  double box_w = 120, gap = 28;
+  std::vector<double> box_w;  // per place: room for the names and its ports
+  double gap = 28;
   std::vector<int> lanes;  // per node
   std::vector<double> node_x, node_w, lane_x0;
   std::vector<double> cx;                // per place
@@ -173,15 +174,15 @@ void SizeBoxes(const Cluster& c, const std::vector<LinkPath>& routes, Frame& f) 
     for (const Leg* leg : {&r.a, &r.b}) ++ports[{leg->place, leg->top}];
     label_w = std::max(label_w, SvgTextWidth(r.label, kLabelFont));
   }
-  int most_ports = 0;
-  for (const auto& [key, count] : ports) most_ports = std::max(most_ports, count);
   double text_w = 0;
   for (size_t i = 0; i < c.num_places(); ++i) {
     const Place& p = c.place(PlaceId(i));
     text_w =
         std::max({text_w, SvgTextWidth(p.name, kNameFont), SvgTextWidth(SubLabel(c, p), kSubFont)});
   }
-  f.box_w = std::max({120.0, text_w + 12, 10.0 * (most_ports + 1)});
+  f.box_w.assign(c.num_places(), std::max(120.0, text_w + 12));
+  for (const auto& [key, count] : ports)
+    f.box_w[key.first] = std::max(f.box_w[key.first], 10.0 * (count + 1));
   f.gap = std::max(28.0, label_w + 12);
 }
 
@@ -199,30 +200,35 @@ void PlaceColumns(const Cluster& c, Frame& f) {
       grid[f.node[i]][f.row[i]].push_back(i);
     }
   }
-  auto row_width = [&](size_t count) { return count * (f.box_w + f.gap) - f.gap; };
+  auto row_width = [&](const std::vector<size_t>& row) {
+    double w = row.empty() ? 0 : -f.gap;
+    for (size_t i : row) w += f.box_w[i] + f.gap;
+    return w;
+  };
+  auto put_row = [&](const std::vector<size_t>& row, double left) {
+    for (size_t i : row) {
+      f.cx[i] = left + f.box_w[i] / 2;
+      left += f.box_w[i] + f.gap;
+    }
+  };
   f.cx.assign(n, 0);
   f.node_x.assign(f.nodes.size(), 0);
   f.node_w.assign(f.nodes.size(), 0);
   f.lane_x0.assign(f.nodes.size(), 0);
   double x = kMargin;
   for (size_t k = 0; k < f.nodes.size(); ++k) {
-    size_t widest = 1;
-    for (const auto& row : grid[k]) widest = std::max(widest, row.size());
-    const double inner = std::max(row_width(widest), SvgTextWidth(f.nodes[k], kNodeFont));
+    double inner = SvgTextWidth(f.nodes[k], kNodeFont);
+    for (const auto& row : grid[k]) inner = std::max(inner, row_width(row));
     const double lane_w = f.lanes[k] > 0 ? 10 + f.lanes[k] * kLaneStep : 0;
     f.node_x[k] = x;
     f.node_w[k] = 2 * kNodePad + inner + lane_w;
     f.lane_x0[k] = x + kNodePad + inner + 10;
-    for (const auto& row : grid[k]) {
-      const double start = x + kNodePad + (inner - row_width(row.size())) / 2 + f.box_w / 2;
-      for (size_t r = 0; r < row.size(); ++r) f.cx[row[r]] = start + r * (f.box_w + f.gap);
-    }
+    for (const auto& row : grid[k]) put_row(row, x + kNodePad + (inner - row_width(row)) / 2);
     x += f.node_w[k] + kNodeGap;
   }
   const double nodes_right = f.nodes.empty() ? kMargin : x - kNodeGap;
-  const double content_w = std::max(nodes_right - kMargin, row_width(network.size()));
-  const double start = kMargin + (content_w - row_width(network.size())) / 2 + f.box_w / 2;
-  for (size_t r = 0; r < network.size(); ++r) f.cx[network[r]] = start + r * (f.box_w + f.gap);
+  const double content_w = std::max(nodes_right - kMargin, row_width(network));
+  put_row(network, kMargin + (content_w - row_width(network)) / 2);
   f.width = kMargin + content_w + kMargin;
 }
 
@@ -246,9 +252,9 @@ void AssignPorts(const Frame& f, std::vector<LinkPath>& routes) {
   for (auto& [key, legs] : sides) {
     std::stable_sort(legs.begin(), legs.end(),
                      [](const auto& x, const auto& y) { return x.first < y.first; });
-    const double left = f.cx[key.first] - f.box_w / 2;
+    const double w = f.box_w[key.first], left = f.cx[key.first] - w / 2;
     for (size_t i = 0; i < legs.size(); ++i)
-      legs[i].second->port_x = left + f.box_w * (i + 1) / (legs.size() + 1);
+      legs[i].second->port_x = left + w * (i + 1) / (legs.size() + 1);
   }
 }
 
@@ -450,9 +456,9 @@ void DrawNodes(const Frame& f, std::string& svg) {
 void DrawPlaces(const Cluster& c, const Frame& f, std::string& svg) {
   for (size_t i = 0; i < c.num_places(); ++i) {
     const Place& p = c.place(PlaceId(i));
-    const double x = f.cx[i] - f.box_w / 2, y = f.row_y[f.row[i]];
+    const double x = f.cx[i] - f.box_w[i] / 2, y = f.row_y[f.row[i]];
     svg += "<rect data-place=\"" + std::to_string(i) + "\" x=\"" + Fmt("%.1f", x) + "\" y=\"" +
-           Fmt("%.1f", y) + "\" width=\"" + Fmt("%.1f", f.box_w) + "\" height=\"" +
+           Fmt("%.1f", y) + "\" width=\"" + Fmt("%.1f", f.box_w[i]) + "\" height=\"" +
            Fmt("%.0f", kBoxH) + "\" rx=\"6\" fill=\"" + PlaceColor(c, p) +
            "\" stroke=\"#333333\"/>\n";
     svg += TextElement(f.cx[i], y + 18, kNameFont, "middle", p.name);
@@ -521,7 +527,7 @@ std::string ClusterToSvg(const Cluster& c) {
 
   Obstacles o;
   for (size_t i = 0; i < c.num_places(); ++i)
-    o.boxes.push_back({f.cx[i] - f.box_w / 2, f.row_y[f.row[i]], f.cx[i] + f.box_w / 2,
+    o.boxes.push_back({f.cx[i] - f.box_w[i] / 2, f.row_y[f.row[i]], f.cx[i] + f.box_w[i] / 2,
                        f.row_y[f.row[i]] + kBoxH});
   for (size_t k = 0; k < f.nodes.size(); ++k)
     o.boxes.push_back(
