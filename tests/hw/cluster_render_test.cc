@@ -15,6 +15,7 @@
 #include "hexplan/hw/cluster.h"
 #include "hexplan/hw/presets.h"
 #include "testing/cli_runner.h"
+#include "testing/svg_geometry.h"
 
 namespace hx::hw {
 namespace {
@@ -60,6 +61,106 @@ TEST(ClusterRender, EveryPresetDraws) {
     EXPECT_EQ(std::system(cmd.c_str()), 0);
     std::ifstream in(png, std::ios::binary | std::ios::ate);
     EXPECT_GT(static_cast<long>(in.tellg()), 1000);
+  }
+}
+
+// The drawing a person reads: all text inside the canvas, no two texts on top of each other, one
+// line and one label per link with the label nearer its own line than any other, and no line
+// through a place box or a node box it does not connect.
+void CheckTopologyGeometry(const Cluster& c, const std::string& svg) {
+  using testing::SvgElement;
+  const auto elements = testing::ParseSvg(svg);
+  ASSERT_FALSE(elements.empty());
+  ASSERT_EQ(elements[0].tag, "svg");
+  const double width = elements[0].Num("width"), height = elements[0].Num("height");
+  std::vector<const SvgElement*> texts, places(c.num_places()), nodes, lines(c.num_links()),
+      labels(c.num_links());
+  for (const SvgElement& e : elements) {
+    if (e.tag == "text") texts.push_back(&e);
+    if (e.tag == "rect" && e.Has("data-place"))
+      places.at(std::stoul(e.attrs.at("data-place"))) = &e;
+    if (e.tag == "rect" && e.Has("data-node")) nodes.push_back(&e);
+    if (e.tag == "polyline") {
+      auto& slot = lines.at(std::stoul(e.attrs.at("data-link")));
+      EXPECT_EQ(slot, nullptr) << "two lines for link " << e.attrs.at("data-link");
+      slot = &e;
+    }
+    if (e.tag == "text" && e.Has("data-link")) {
+      auto& slot = labels.at(std::stoul(e.attrs.at("data-link")));
+      EXPECT_EQ(slot, nullptr) << "two labels for link " << e.attrs.at("data-link");
+      slot = &e;
+    }
+  }
+  for (size_t i = 0; i < texts.size(); ++i) {
+    const SvgBox box = testing::TextBoxOf(*texts[i]);
+    EXPECT_TRUE(box.Inside(width, height)) << "'" << texts[i]->text << "' leaves the canvas";
+    for (size_t j = 0; j < i; ++j)
+      EXPECT_FALSE(box.Overlaps(testing::TextBoxOf(*texts[j])))
+          << "'" << texts[i]->text << "' overlaps '" << texts[j]->text << "'";
+  }
+  for (const auto* p : places) ASSERT_NE(p, nullptr);
+  const auto node_names = c.NodeNames();
+  ASSERT_EQ(nodes.size(), node_names.size());
+  std::vector<std::vector<testing::Point>> polylines;
+  for (size_t i = 0; i < c.num_links(); ++i) {
+    ASSERT_NE(lines[i], nullptr) << "no line for link " << c.link(LinkId(i)).name;
+    ASSERT_NE(labels[i], nullptr) << "no label for link " << c.link(LinkId(i)).name;
+    polylines.push_back(testing::PointsOf(*lines[i]));
+  }
+  for (size_t i = 0; i < c.num_links(); ++i) {
+    const Link& l = c.link(LinkId(i));
+    SCOPED_TRACE(l.name);
+    const auto& pts = polylines[i];
+    for (size_t s = 1; s < pts.size(); ++s) {
+      for (size_t p = 0; p < places.size(); ++p) {
+        if (p == l.a.index() || p == l.b.index()) continue;
+        EXPECT_FALSE(testing::SegmentCrossesBox(pts[s - 1], pts[s], testing::RectBoxOf(*places[p])))
+            << "crosses " << c.place(PlaceId(p)).name;
+      }
+      for (size_t k = 0; k < nodes.size(); ++k) {
+        if (c.place(l.a).node == node_names[k] || c.place(l.b).node == node_names[k]) continue;
+        EXPECT_FALSE(testing::SegmentCrossesBox(pts[s - 1], pts[s], testing::RectBoxOf(*nodes[k])))
+            << "crosses node " << node_names[k];
+      }
+    }
+    const SvgBox box = testing::TextBoxOf(*labels[i]);
+    const testing::Point centre{(box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2};
+    const double own = testing::DistanceToPolyline(centre, pts);
+    for (size_t j = 0; j < c.num_links(); ++j) {
+      if (j == i) continue;
+      EXPECT_LT(own, testing::DistanceToPolyline(centre, polylines[j]))
+          << "label " << labels[i]->text << " is as near to " << c.link(LinkId(j)).name;
+    }
+  }
+}
+
+TEST(ClusterRender, GeometryHelpersSeeCrossingsAndOverlaps) {
+  const SvgBox box{10, 10, 20, 20};
+  EXPECT_TRUE(testing::SegmentCrossesBox({0, 15}, {30, 15}, box));
+  EXPECT_TRUE(testing::SegmentCrossesBox({15, 0}, {15, 12}, box));
+  EXPECT_FALSE(testing::SegmentCrossesBox({0, 10}, {30, 10}, box));  // along an edge
+  EXPECT_FALSE(testing::SegmentCrossesBox({0, 0}, {9, 30}, box));
+  const SvgBox a = SvgTextBox(100, 50, 10, "middle", "abcd");  // 24 wide, 8 above, 2.5 below
+  EXPECT_DOUBLE_EQ(a.x0, 88);
+  EXPECT_DOUBLE_EQ(a.x1, 112);
+  EXPECT_TRUE(a.Overlaps(SvgTextBox(111, 55, 10, "start", "x")));
+  EXPECT_FALSE(a.Overlaps(SvgTextBox(112, 50, 10, "start", "x")));
+  EXPECT_FALSE(a.Inside(111, 100));
+  auto parsed = testing::ParseSvg(
+      "<svg width=\"10\"><text x=\"1\" y=\"2\" font-size=\"3\">a &amp; b</text></svg>");
+  ASSERT_EQ(parsed.size(), 2u);
+  EXPECT_EQ(parsed[1].text, "a & b");
+  EXPECT_EQ(parsed[1].Num("font-size"), 3);
+}
+
+TEST(ClusterRender, TopologyPicturesAreReadable) {
+  for (const char* name :
+       {"sortinghat-v100", "sortinghat-a6000", "dgx-a100", "p4d-24xlarge", "moirai-inter",
+        "moirai-intra", "chrion-1080ti", "asym:S8", "asym:gpus=1,1,2,3,3", "asym:nodes=64"}) {
+    SCOPED_TRACE(name);
+    auto c = LoadCluster(name);
+    ASSERT_TRUE(c.ok()) << c.status().message();
+    CheckTopologyGeometry(*c, ClusterToSvg(*c));
   }
 }
 

@@ -57,6 +57,7 @@ TEST(TimelineTest, ChromeTraceFollowsTheTraceEventFormat) {
   ASSERT_TRUE(doc["traceEvents"].is_array());
   EXPECT_EQ(doc["displayTimeUnit"], "ms");
   int ops = 0, transfers = 0, counters = 0;
+  std::map<int64_t, int> flow_starts, flow_finishes;
   std::set<std::pair<int, int>> named_threads;
   for (const auto& e : doc["traceEvents"]) {
     ASSERT_TRUE(e.contains("ph") && e["ph"].is_string());
@@ -76,10 +77,18 @@ TEST(TimelineTest, ChromeTraceFollowsTheTraceEventFormat) {
       ASSERT_TRUE(e.contains("dur") && e["dur"].is_number());
       EXPECT_GE(e["dur"].get<double>(), 0.0);
       const std::string cat = e["cat"];
-      if (cat == "op" || cat == "op-dha")
+      ASSERT_TRUE(e.contains("args") && e["args"].is_object()) << e.dump();
+      if (cat == "op" || cat == "op-dha") {
         ++ops;
-      else
+        EXPECT_FALSE(e["args"]["op_type"].get<std::string>().empty()) << e.dump();
+        EXPECT_GE(e["args"]["flops"].get<double>(), 0.0) << e.dump();
+        EXPECT_GT(e["args"]["bytes"].get<double>(), 0.0) << e.dump();
+      } else {
         ++transfers;
+        EXPECT_GT(e["args"]["bytes"].get<double>(), 0.0) << e.dump();
+      }
+    } else if (ph == "s" || ph == "f") {
+      ++(ph == "s" ? flow_starts : flow_finishes)[e["id"].get<int64_t>()];
     } else {
       ASSERT_EQ(ph, "C");
       ASSERT_TRUE(e.contains("args") && e["args"].is_object());
@@ -89,6 +98,14 @@ TEST(TimelineTest, ChromeTraceFollowsTheTraceEventFormat) {
   EXPECT_EQ(ops, static_cast<int>(r.f->graph.Ops().size()));
   EXPECT_EQ(transfers, static_cast<int>(r.plan.transfers.size()));
   EXPECT_GT(counters, 0);
+  // Flow arrows tie transfers to the ops that produce and read them; each start has exactly one
+  // finish.
+  EXPECT_GE(flow_starts.size(), r.plan.transfers.size() / 2);
+  EXPECT_EQ(flow_starts.size(), flow_finishes.size());
+  for (const auto& [id, n] : flow_starts) {
+    EXPECT_EQ(n, 1);
+    EXPECT_EQ(flow_finishes[id], 1) << "flow " << id;
+  }
   // Slices on one track never overlap (a stream runs one thing at a time).
   std::map<std::pair<int, int>, std::vector<std::pair<double, double>>> tracks;
   for (const auto& e : doc["traceEvents"])
@@ -106,6 +123,15 @@ TEST(TimelineTest, SvgIsWellFormedAndRenders) {
   const std::string svg = r.recorder->SvgGantt("fork & join <test>");
   EXPECT_THAT(svg, ::testing::HasSubstr("fork &amp; join &lt;test&gt;"));
   EXPECT_THAT(svg, ::testing::HasSubstr("compute gpu0"));
+  // Tracks in TrackOrder: kinds grouped, devices in cluster order.
+  const auto order = r.recorder->TrackOrder();
+  ASSERT_EQ(order.size(), r.recorder->tracks().size());
+  for (size_t i = 1; i < order.size(); ++i) {
+    const auto& a = r.recorder->tracks()[order[i - 1]];
+    const auto& b = r.recorder->tracks()[order[i]];
+    EXPECT_TRUE(a.kind < b.kind || (a.kind == b.kind && a.rank <= b.rank))
+        << a.name << ", " << b.name;
+  }
   const std::string dir = hx::testing::MakeTempDir();
   ASSERT_TRUE(WriteFileAtomic(dir + "/t.svg", svg).ok());
   EXPECT_EQ(std::system(("xmllint --noout " + dir + "/t.svg").c_str()), 0);

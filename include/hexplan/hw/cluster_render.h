@@ -19,8 +19,10 @@ std::string ClusterToJson(const Cluster& cluster);
 // Graphviz: one subgraph per node; one_way links are arrows.
 std::string ClusterToDot(const Cluster& cluster);
 
-// A layered drawing: one column per node (host memory, then switches by distance, then devices),
-// network switches on top; links coloured by kind and labelled with their bandwidth.
+// A layered drawing (src/hw/cluster_svg.cc): one dashed box per node (host memory, then switches by
+// distance, then devices), network switches on top; links coloured by kind, drawn with right angles
+// on tracks of their own so that no line crosses a box it does not connect, each labelled with its
+// bandwidth on its own line; text in a monospace font, all of it inside the canvas.
 std::string ClusterToSvg(const Cluster& cluster);
 
 }  // namespace hx::hw
