@@ -134,6 +134,7 @@ int RunCompare(const CompareArgs& args) {
     nlohmann::json out;
     out["model"] = inputs->graph->name();
     out["cluster"] = inputs->cluster->name();
+    out["warm"] = request.warm;
     nlohmann::json results = nlohmann::json::array();
     for (const Row& r : rows) {
       if (r.bound_s) {
@@ -159,7 +160,10 @@ int RunCompare(const CompareArgs& args) {
     std::printf("%s\n", DumpJson(out, 2).c_str());
     return StopRequested() ? kExitInterrupted : 0;
   }
-  std::printf("%s on %s\n", inputs->graph->name().c_str(), inputs->cluster->name().c_str());
+  std::printf("%s on %s%s\n", inputs->graph->name().c_str(), inputs->cluster->name().c_str(),
+              request.warm > 0
+                  ? (", planned for warm runs (warm " + FormatNumber(request.warm, 2) + ")").c_str()
+                  : "");
   std::printf("%-14s %-10s %12s %8s %8s %10s  %s\n", "planner", "status", "latency_ms", "speedup",
               "vs_bound", "plan_s", "peak memory per device (GB)");
   for (const Row& r : rows) {

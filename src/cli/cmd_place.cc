@@ -105,7 +105,8 @@ int RunPlace(const PlaceArgs& args) {
   const place::PlanResult& r = outcome->result;
   std::printf("algo           %s (%s)\n", p.algo.c_str(), place::PlanStatusName(r.status));
   std::printf("model          %s on %s\n", graph.name().c_str(), cluster.name().c_str());
-  std::printf("latency        %s ms (simulated)\n", FormatNumber(Ms(latency)).c_str());
+  std::printf("latency        %s ms (simulated%s)\n", FormatNumber(Ms(latency)).c_str(),
+              outcome->warm > 0 ? (", warm " + FormatNumber(outcome->warm, 2)).c_str() : "");
   std::printf("lower bound    %s ms (%sx)\n", FormatNumber(Ms(bound)).c_str(),
               FormatNumber(bound > 0 ? latency / bound : 0.0, 2).c_str());
   if (r.model_objective_s)

@@ -1,5 +1,6 @@
 // hexplan simulate PLAN: replays a plan in the discrete-event simulator and reports its latency,
 // the lower bound, per-device compute and memory, and writes a Chrome trace and an SVG timeline.
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -64,7 +65,9 @@ int RunSimulate(const SimulateArgs& args) {
   const bool record = !args.trace_path.empty() || !args.svg_path.empty();
   auto result = sim::Simulate(p, cost, options, record ? &recorder : nullptr);
   if (!result.ok()) return ReportError(result.status());
-  auto lb = sim::ComputeLowerBound(cost, args.warm);
+  // A plan made for warm runs (`place --warm`) already marks its resident weights.
+  const double warm = std::max(args.warm, p.warm.value_or(0.0));
+  auto lb = sim::ComputeLowerBound(cost, warm);
   if (!lb.ok()) return ReportError(lb.status());
 
   if (!args.trace_path.empty()) {
@@ -89,7 +92,7 @@ int RunSimulate(const SimulateArgs& args) {
     out["cluster"] = cluster->name();
     out["algo"] = p.algo;
     out["copy_mode"] = sim::CopyModeName(options.copy_mode);
-    out["warm"] = args.warm;
+    out["warm"] = warm;
     out["latency_ms"] = Ms(r.makespan_s);
     out["lower_bound_ms"] = Ms(lb->value_s());
     out["lower_bound"] = {{"critical_path_ms", Ms(lb->critical_path_s)},
@@ -133,7 +136,7 @@ int RunSimulate(const SimulateArgs& args) {
               graph->name().c_str(), cluster->name().c_str());
   std::printf("latency        %s ms (simulated, copy mode %s%s)\n",
               FormatNumber(Ms(r.makespan_s)).c_str(), sim::CopyModeName(options.copy_mode),
-              args.warm > 0 ? (", " + std::to_string(args.warm) + " warm").c_str() : "");
+              warm > 0 ? (", " + FormatNumber(warm, 2) + " warm").c_str() : "");
   std::printf("lower bound    %s ms (critical path %s, compute %s, weight loads %s)\n",
               FormatNumber(Ms(lb->value_s())).c_str(),
               FormatNumber(Ms(lb->critical_path_s)).c_str(),

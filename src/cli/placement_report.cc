@@ -67,6 +67,8 @@ Status PlannerFlags::Apply(place::PlanRequest* request) const {
   request->options = options;
   HX_ASSIGN_OR_RETURN(request->options.coarsen, place::ParseCoarsening(coarsen));
   request->options.warm_start = !no_warm_start;
+  HX_RETURN_IF_ERROR(place::CheckWarmFraction(warm));
+  request->warm = warm;
   for (const auto& [name, option] : own_flags)
     if (option->count() > 0) HX_RETURN_IF_ERROR(request->planner_options.Give(name, own.at(name)));
   return Status::Ok();
@@ -98,6 +100,10 @@ void AddPlannerOptions(CLI::App* app, PlannerFlags& flags) {
   app->add_option("--threads", o.threads, "exact planners: solver threads")->default_val(1);
   app->add_flag("--no-warm-start", flags.no_warm_start,
                 "exact planners: do not start from the fast planners' best plan");
+  app->add_option("--warm", flags.warm,
+                  "plan for warm runs: the fraction (0..1) of the weights that stays on its device "
+                  "between requests; 0 plans a cold start (docs/placement.md)")
+      ->default_val(0.0);
   for (const OwnedOption& owned : PlannerOwnedOptions()) {
     std::vector<std::string> parts;
     for (const auto& [s, owners] : owned.specs)
@@ -141,6 +147,13 @@ nlohmann::json PlacementJson(const place::PlacementOutcome& outcome, const Plann
   }
   out["devices"] = std::move(devices);
   out["transfer_bytes"] = outcome.sim.transfer_bytes;
+  out["warm"] = outcome.warm;
+  if (const auto& w = outcome.warm_planning) {
+    nlohmann::json wj = {{"warm_planned_ms", Ms(w->warm_planned_s)},
+                         {"kept", w->kept_cold_plan ? "cold_plan" : "warm_plan"}};
+    if (w->cold_planned_s) wj["cold_planned_ms"] = Ms(*w->cold_planned_s);
+    out["warm_planning"] = std::move(wj);
+  }
   return out;
 }
 

@@ -40,6 +40,11 @@ Status CostModelOptions::Validate() const {
     HX_RETURN_IF_ERROR(CheckFraction(eff.compute, (prefix + "compute").c_str()));
     HX_RETURN_IF_ERROR(CheckFraction(eff.memory, (prefix + "memory").c_str()));
   }
+  if (!(resident_weight_fraction >= 0.0 && resident_weight_fraction <= 1.0))
+    return InvalidArgument(
+        "cost model option resident_weight_fraction: expected a fraction in "
+        "[0, 1], got " +
+        std::to_string(resident_weight_fraction));
   return Status::Ok();
 }
 
@@ -245,8 +250,9 @@ double CostModel::WeightLoadTime(NodeId weight, DeviceId device) const {
   for (TensorId t : node.outputs) bytes += graph_->tensor(t).Bytes();
   PlaceId host = cluster_->HostOf(device);
   PlaceId place = cluster_->PlaceOf(device);
-  if (host == place) return 0.0;
-  return cluster_->GetRoute(host, place).TransferSeconds(bytes);
+  if (host == place || options_.resident_weight_fraction >= 1.0) return 0.0;
+  return (1.0 - options_.resident_weight_fraction) *
+         cluster_->GetRoute(host, place).TransferSeconds(bytes);
 }
 
 int64_t CostModel::OpWeightBytes(NodeId op) const {

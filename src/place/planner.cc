@@ -1,8 +1,10 @@
 #include "hexplan/place/planner.h"
 
 #include <cmath>
+#include <memory>
 #include <utility>
 
+#include "hexplan/core/format_number.h"
 #include "hexplan/core/interrupt.h"
 #include "hexplan/core/registry.h"
 #include "hexplan/core/stopwatch.h"
@@ -10,6 +12,7 @@
 #include "hexplan/plan/plan_builder.h"
 #include "hexplan/plan/validator.h"
 #include "place/builtin_planners.h"
+#include "place/format_units.h"
 
 namespace hx::place {
 namespace {
@@ -140,19 +143,44 @@ Status CheckFiniteTimes(const std::string& name, const plan::Plan& plan,
 
 }  // namespace
 
-StatusOr<PlacementOutcome> RunPlanner(const std::string& name, const PlanRequest& request) {
-  if (!request.cost) return InvalidArgument("plan request without a cost model");
-  HX_RETURN_IF_ERROR(request.options.Validate());
+Status CheckWarmFraction(double warm) {
+  if (!(warm >= 0.0 && warm <= 1.0))  // NaN fails too
+    return InvalidArgument(
+        "--warm: the fraction of the weights resident between requests must "
+        "be a number in [0, 1], got " +
+        std::to_string(warm));
+  return Status::Ok();
+}
+
+namespace {
+
+// `cost` with `fraction` of every weight resident: `cost` itself when it already is, else a copy
+// kept in `storage`.
+const cost::CostModel& WithResidency(const cost::CostModel& cost, double fraction,
+                                     std::unique_ptr<cost::CostModel>& storage) {
+  if (cost.options().resident_weight_fraction == fraction) return cost;
+  cost::CostModelOptions options = cost.options();
+  options.resident_weight_fraction = fraction;
+  storage =
+      std::make_unique<cost::CostModel>(cost.graph(), cost.cluster(), options, cost.profile());
+  return *storage;
+}
+
+// Runs the planner once on `planning` (its cost model is what the planner sees), warms the plan
+// by `warm` unless the planner already did (a portfolio's member), then checks and simulates it
+// with `cold` (the simulator copies what the plan says; it never reads the residency).
+StatusOr<PlacementOutcome> PlanOnce(const std::string& name, const PlanRequest& planning,
+                                    const cost::CostModel& cold, double warm) {
   HX_ASSIGN_OR_RETURN(std::unique_ptr<Planner> planner, MakePlanner(name));
   // The planner's own options, checked before any work.
-  PlanRequest resolved = request;
-  HX_ASSIGN_OR_RETURN(resolved.planner_options, ResolveOptions(request, *planner));
+  PlanRequest resolved = planning;
+  HX_ASSIGN_OR_RETURN(resolved.planner_options, ResolveOptions(planning, *planner));
   Stopwatch watch;
   // Coarsening is decided here only: `--coarsen`, else the planner's default. With fusion the
   // planner plans the GCOF-coarsened graph, expanded back (coarsened_planning.h).
-  const Coarsening coarsen = request.options.coarsen == Coarsening::kPlannerDefault
+  const Coarsening coarsen = planning.options.coarsen == Coarsening::kPlannerDefault
                                  ? planner->DefaultCoarsening()
-                                 : request.options.coarsen;
+                                 : planning.options.coarsen;
   HX_ASSIGN_OR_RETURN(PlanResult result, coarsen == Coarsening::kFusion
                                              ? PlanCoarsened(*planner, resolved)
                                              : planner->Plan(resolved));
@@ -160,20 +188,76 @@ StatusOr<PlacementOutcome> RunPlanner(const std::string& name, const PlanRequest
     result.status = PlanStatus::kInterrupted;
     result.detail += std::string(result.detail.empty() ? "" : "; ") + "interrupted";
   }
-  if (request.options.cpu_weights_in_place)
-    plan::ReadCpuWeightsInPlace(result.plan, request.graph(), request.cluster());
+  if (planning.options.cpu_weights_in_place)
+    plan::ReadCpuWeightsInPlace(result.plan, planning.graph(), planning.cluster());
+  if (warm > 0.0 && !result.plan.warm) {
+    HX_RETURN_IF_ERROR(
+        plan::ApplyWarmStart(result.plan, planning.graph(), planning.cluster(), warm));
+    result.plan.warm = warm;
+  }
   result.planning_time_s = watch.ElapsedSeconds();
   result.plan.algo = planner->Name();
-  plan::StampPlan(result.plan, request.graph(), request.cluster(), request.model_spec,
-                  request.model_options, request.cluster_spec);
-  Status valid = plan::CheckPlan(result.plan, *request.cost, "planner '" + name + "'");
+  plan::StampPlan(result.plan, planning.graph(), planning.cluster(), planning.model_spec,
+                  planning.model_options, planning.cluster_spec);
+  Status valid = plan::CheckPlan(result.plan, cold, "planner '" + name + "'");
   if (!valid.ok()) return Internal(valid.message());
   PlacementOutcome out;
-  HX_ASSIGN_OR_RETURN(out.sim, sim::Simulate(result.plan, *request.cost));
-  HX_ASSIGN_OR_RETURN(out.lower_bound, sim::ComputeLowerBound(*request.cost));
+  out.warm = warm;
+  HX_ASSIGN_OR_RETURN(out.sim, sim::Simulate(result.plan, cold));
+  HX_ASSIGN_OR_RETURN(out.lower_bound, sim::ComputeLowerBound(cold, warm));
   HX_RETURN_IF_ERROR(CheckFiniteTimes(name, result.plan, out));
   out.result = std::move(result);
   return out;
+}
+
+// The warm-planned outcome, or the cold-planned one (warmed) when that simulates faster; the
+// choice is recorded in warm_planning and said in the detail line.
+PlacementOutcome KeepFasterWarm(PlacementOutcome warm_out, StatusOr<PlacementOutcome> cold_out) {
+  WarmPlanning w;
+  w.warm_planned_s = warm_out.sim.makespan_s;
+  const std::string planned =
+      "warm " + FormatNumber(warm_out.warm, 2) + ": planned warm " + FormatMs(w.warm_planned_s);
+  const double warm_time = warm_out.result.planning_time_s;
+  std::string line;
+  PlacementOutcome kept;
+  if (!cold_out.ok()) {
+    line = planned + "; planning cold failed (" + cold_out.status().message() + ")";
+    kept = std::move(warm_out);
+  } else {
+    w.cold_planned_s = cold_out->sim.makespan_s;
+    w.kept_cold_plan = *w.cold_planned_s < w.warm_planned_s;
+    line = planned + ", planned cold " + FormatMs(*w.cold_planned_s) + "; kept the " +
+           (w.kept_cold_plan ? "cold plan (faster warm)" : "warm plan");
+    const double cold_time = cold_out->result.planning_time_s;
+    kept = w.kept_cold_plan ? std::move(*cold_out) : std::move(warm_out);
+    kept.result.planning_time_s = warm_time + cold_time;
+  }
+  std::string& detail = kept.result.detail;
+  detail = line + (detail.empty() ? "" : "; " + detail);
+  kept.warm_planning = w;
+  return kept;
+}
+
+}  // namespace
+
+StatusOr<PlacementOutcome> RunPlanner(const std::string& name, const PlanRequest& request) {
+  if (!request.cost) return InvalidArgument("plan request without a cost model");
+  HX_RETURN_IF_ERROR(request.options.Validate());
+  HX_RETURN_IF_ERROR(CheckWarmFraction(request.warm));
+  // The cold model: what the plan is checked and simulated with, and what cold planning sees (a
+  // portfolio's members get their portfolio's warm model).
+  std::unique_ptr<cost::CostModel> cold_storage, warm_storage;
+  const cost::CostModel& cold = WithResidency(*request.cost, 0.0, cold_storage);
+  PlanRequest cold_request = request;
+  cold_request.cost = &cold;
+  cold_request.warm = 0.0;
+  if (request.warm == 0.0) return PlanOnce(name, cold_request, cold, 0.0);
+
+  PlanRequest warm_request = request;
+  warm_request.cost = &WithResidency(*request.cost, request.warm, warm_storage);
+  HX_ASSIGN_OR_RETURN(PlacementOutcome warm_out, PlanOnce(name, warm_request, cold, request.warm));
+  if (StopRequested()) return warm_out;
+  return KeepFasterWarm(std::move(warm_out), PlanOnce(name, cold_request, cold, request.warm));
 }
 
 }  // namespace hx::place

@@ -133,6 +133,11 @@ StatusOr<Plan> ParsePlan(const std::string& text, const std::string& source_name
     if (!it->is_number()) return r.Error("/estimate_ms", "expected a number");
     plan.estimate_ms = it->get<double>();
   }
+  if (auto it = doc.find("warm"); it != doc.end()) {
+    if (!it->is_number() || !(it->get<double>() >= 0.0 && it->get<double>() <= 1.0))
+      return r.Error("/warm", "expected a fraction in [0, 1]");
+    plan.warm = it->get<double>();
+  }
 
   auto node = [&](const json& v, const std::string& path) -> StatusOr<NodeId> {
     if (!v.is_string()) return r.Error(path, "expected a node name");
@@ -299,6 +304,7 @@ std::string PlanToJson(const Plan& plan, const graph::Graph& graph, const hw::Cl
                     {"name", plan.cluster.name},
                     {"hash", HashString(plan.cluster.hash)}};
   if (plan.estimate_ms) doc["estimate_ms"] = *plan.estimate_ms;
+  if (plan.warm) doc["warm"] = *plan.warm;
   json devices = json::array();
   for (const DeviceSchedule& ds : plan.devices) {
     json sgs = json::array();

@@ -89,6 +89,7 @@ TEST(PlanJsonTest, RoundTripsAndKeepsEveryField) {
   ASSERT_TRUE(CompleteTransfers(p, f->graph, f->cluster).ok());
   p.submodels.push_back(Submodel{"all", ops});
   p.estimate_ms = 1.5;
+  p.warm = 0.25;
   StampPlan(p, f->graph, f->cluster, "forkjoin", graph::ZooOptions{}, "test-bus");
   ASSERT_THAT(ValidatePlan(p, *f->cost), ::testing::IsEmpty());
 
@@ -104,6 +105,23 @@ TEST(PlanJsonTest, RoundTripsAndKeepsEveryField) {
   EXPECT_EQ(back->transfers.size(), p.transfers.size());
   ASSERT_TRUE(back->estimate_ms.has_value());
   EXPECT_DOUBLE_EQ(*back->estimate_ms, 1.5);
+  ASSERT_TRUE(back->warm.has_value());
+  EXPECT_DOUBLE_EQ(*back->warm, 0.25);
+}
+
+TEST(PlanJsonTest, WarmMustBeAFraction) {
+  auto f = CostFixture::Make(testing::MakeChain(2), MakeBusCluster(), 1e-3);
+  Plan p = SplitPlan(f->graph, f->cluster, [](size_t) { return 0; });
+  const std::string cold = PlanToJson(p, f->graph, f->cluster);
+  EXPECT_EQ(cold.find("\"warm\""), std::string::npos);  // a cold-start plan has no `warm`
+  p.warm = 1.0;
+  std::string json = PlanToJson(p, f->graph, f->cluster);
+  const size_t at = json.find("\"warm\": 1");
+  ASSERT_NE(at, std::string::npos) << json;
+  json.replace(at, 9, "\"warm\": 2");
+  auto r = ParsePlan(json, "plan.json", f->graph, f->cluster);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), AllOf(HasSubstr("plan.json: /warm"), HasSubstr("[0, 1]")));
 }
 
 TEST(PlanJsonTest, ErrorsNameTheFileAndTheJsonPath) {

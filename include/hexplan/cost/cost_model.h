@@ -36,6 +36,11 @@ struct CostModelOptions {
   bool sortinghat_static_adjustments = false;
   // Per device model ("V100-SXM2-32GB"): overrides the kind defaults above. Calibrate() fills it.
   std::map<std::string, Efficiency> model_efficiency;
+  // Planning for warm runs (`place --warm F`): this fraction of every weight's bytes stays on its
+  // device between requests, so WeightLoadTime is (1 - F) of a cold load. Memory is unchanged
+  // (resident weights still occupy it), and the simulator never reads it: it copies what the
+  // plan's transfers say.
+  double resident_weight_fraction = 0.0;
   Status Validate() const;
 };
 
@@ -67,7 +72,8 @@ class CostModel {
   double TransferTime(int64_t bytes, PlaceId src, PlaceId dst) const;
   // Seconds to move `tensor` between the places of two devices (a profiled per-edge time wins).
   double TensorTransferTime(TensorId tensor, DeviceId src, DeviceId dst) const;
-  // Seconds to load a weight from host memory into `device`.
+  // Seconds to load a weight from host memory into `device`, scaled by (1 -
+  // resident_weight_fraction): the part of a load a warm run still pays for.
   double WeightLoadTime(NodeId weight, DeviceId device) const;
 
   // Bytes of the weights an op reads, the activations it writes, and its total footprint on a

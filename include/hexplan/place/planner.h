@@ -74,6 +74,13 @@ struct PlanRequest {
   std::string model_spec;
   graph::ZooOptions model_options;
   std::string cluster_spec;
+  // Plan for warm runs (`--warm F`, in [0, 1]; 0 is a cold start): the fraction of the weight
+  // bytes that stays on its device between requests. RunPlanner gives the planner a cost model
+  // whose weight loads cost (1 - F) of a cold load (CostModelOptions::resident_weight_fraction;
+  // memory unchanged), marks the finished plan's weights resident (plan::ApplyWarmStart, the plan's
+  // `warm`) and simulates it so; it also plans cold and keeps the cold plan when that simulates
+  // faster warm.
+  double warm = 0.0;
 
   const graph::Graph& graph() const { return cost->graph(); }
   const hw::Cluster& cluster() const { return cost->cluster(); }
@@ -121,15 +128,30 @@ StatusOr<std::vector<OptionSpec>> PlannerOptionSpecs(const std::string& name);
 // option is InvalidArgument naming the flag (and, for an unknown one, which planners own it).
 StatusOr<OptionSet> ResolveOptions(const PlanRequest& request, const Planner& planner);
 
-// What `hexplan place` reports: the plan, its simulated latency and the lower bound.
+// Planning for warm runs (PlanRequest::warm > 0): both plans, simulated warm.
+struct WarmPlanning {
+  double warm_planned_s = 0.0;  // the plan made with warm weight-load costs
+  // The plan made with cold costs, then warmed the same way; unset when it failed.
+  std::optional<double> cold_planned_s;
+  bool kept_cold_plan = false;  // the cold plan simulated faster warm and was kept
+};
+
+// What `hexplan place` reports: the plan, its simulated latency and the lower bound (both warm
+// when the request is: `warm`).
 struct PlacementOutcome {
   PlanResult result;
   sim::SimResult sim;
   sim::LowerBound lower_bound;
+  double warm = 0.0;
+  std::optional<WarmPlanning> warm_planning;  // set when warm > 0
 };
 
+// Validates a warm fraction: InvalidArgument naming --warm unless finite and in [0, 1].
+Status CheckWarmFraction(double warm);
+
 // Runs the named planner: validates the request, times the call, stamps the plan with the model and
-// cluster, checks it (all violations) and simulates it.
+// cluster, checks it (all violations) and simulates it. With `request.warm` > 0 it plans for warm
+// runs (PlanRequest::warm) and its outcome is never slower, simulated warm, than the cold plan.
 StatusOr<PlacementOutcome> RunPlanner(const std::string& name, const PlanRequest& request);
 
 }  // namespace hx::place

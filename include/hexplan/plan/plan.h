@@ -103,6 +103,9 @@ struct Plan {
   std::vector<CopyQueue> queues;
   std::vector<Submodel> submodels;    // optional
   std::optional<double> estimate_ms;  // the planner's own latency estimate, when it has one
+  // Planned for warm runs (`place --warm F`): the fraction F of the loaded weight bytes that stays
+  // resident between requests; `weights[].resident` already marks them (plan::ApplyWarmStart).
+  std::optional<double> warm;
 
   size_t NumOps() const;
   // The device of every node (invalid for nodes the plan does not place); `num_nodes` from the
