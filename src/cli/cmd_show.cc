@@ -34,8 +34,9 @@ std::string TallyText(const plan::Tally& t) {
 // "34 loaded (210.4 MiB), 2 read by DHA (1 MiB)": the modes in use, or "none".
 std::string WeightsText(const plan::WeightTallies& w) {
   std::string text;
-  for (const auto& [tally, how] : {std::pair{&w.load, " loaded"}, std::pair{&w.dha, " read by DHA"},
-                                   std::pair{&w.relay, " relayed"}}) {
+  for (const auto& [tally, how] :
+       {std::pair{&w.load, " loaded"}, std::pair{&w.resident, " resident"},
+        std::pair{&w.dha, " read by DHA"}, std::pair{&w.relay, " relayed"}}) {
     if (tally->count == 0) continue;
     if (!text.empty()) text += ", ";
     text += std::to_string(tally->count) + how + " (" + hw::FormatBytes(tally->bytes) + ")";
@@ -96,7 +97,10 @@ void PrintText(const ShowArgs& args, const LoadedPlan& loaded, const plan::PlanS
 nlohmann::json TallyJson(const plan::Tally& t) { return {{"count", t.count}, {"bytes", t.bytes}}; }
 
 nlohmann::json WeightsJson(const plan::WeightTallies& w) {
-  return {{"load", TallyJson(w.load)}, {"dha", TallyJson(w.dha)}, {"relay", TallyJson(w.relay)}};
+  return {{"load", TallyJson(w.load)},
+          {"resident", TallyJson(w.resident)},
+          {"dha", TallyJson(w.dha)},
+          {"relay", TallyJson(w.relay)}};
 }
 
 nlohmann::json RunJson(const plan::OpRun& run, const graph::Graph& graph) {

@@ -74,7 +74,9 @@ DeviceSummary SummarizeOps(const DeviceSchedule& schedule, const graph::Graph& g
 void AddWeightsAndTransfers(const Plan& plan, const graph::Graph& graph, const hw::Cluster& cluster,
                             DeviceSummary& d) {
   for (const WeightPlacement& w : plan.weights)
-    if (w.device == d.device) TallyFor(d.weights, w.mode).Add(WeightBytes(graph, w.weight));
+    if (w.device == d.device)
+      (w.resident ? d.weights.resident : TallyFor(d.weights, w.mode))
+          .Add(WeightBytes(graph, w.weight));
   const PlaceId place = cluster.PlaceOf(d.device);
   for (const Transfer& t : plan.transfers) {
     const int64_t bytes = graph.tensor(t.tensor).Bytes();
@@ -93,6 +95,7 @@ void AddToTotals(const DeviceSummary& d, PlanSummary& summary) {
   summary.subgraphs += d.subgraphs;
   summary.compute_s += d.compute_s;
   AddTally(d.weights.load, summary.weights.load);
+  AddTally(d.weights.resident, summary.weights.resident);
   AddTally(d.weights.dha, summary.weights.dha);
   AddTally(d.weights.relay, summary.weights.relay);
 }

@@ -33,6 +33,23 @@ TEST(ShowCliTest, TextNamesEveryDeviceAndItsRuns) {
   EXPECT_THAT(shown.out, HasSubstr("  transfers  in "));
 }
 
+TEST(ShowCliTest, AWarmPlansWeightsReadResidentNotLoaded) {
+  const std::string path = testing::MakeTempDir() + "/warm.json";
+  auto placed =
+      RunCli("place gpt2 --seq 32 --cluster sortinghat-v100 --algo single --warm 1 -o " + path);
+  ASSERT_EQ(placed.exit_code, 0) << placed.err;
+  auto shown = RunCli("show " + path + " --json");
+  ASSERT_EQ(shown.exit_code, 0) << shown.err;
+  nlohmann::json j = testing::ParseJsonOrFail(shown.out);
+  // Every weight stays on its GPU between requests: none is loaded per request.
+  EXPECT_EQ(j["totals"]["weights"]["load"]["count"].get<size_t>(), 0u) << j.dump();
+  EXPECT_GT(j["totals"]["weights"]["resident"]["count"].get<size_t>(), 0u) << j.dump();
+  auto text = RunCli("show " + path);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_THAT(text.out, HasSubstr(" resident ("));
+  EXPECT_THAT(text.out, ::testing::Not(HasSubstr(" loaded (")));
+}
+
 TEST(ShowCliTest, JsonListsDevicesRunsAndTotals) {
   const std::string plan = PlaceGpt2("heft");
   auto shown = RunCli("show " + plan + " --json");

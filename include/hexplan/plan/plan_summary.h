@@ -30,7 +30,8 @@ struct Tally {
 
 // The weights a device's ops read, by how each reaches them (WeightMode).
 struct WeightTallies {
-  Tally load;
+  Tally load;      // copied from the host on each request
+  Tally resident;  // loaded once and kept between requests (a warm plan's `resident` weights)
   Tally dha;
   Tally relay;
 };
