@@ -63,8 +63,16 @@ std::string PlannerDoneText(const std::string& planner,
 
 CliProgress::CliProgress() : reporter_(CliProgressOptions()), ticker_(&reporter_) {}
 
+void CliProgress::LineClearingLogger::Log(LogLevel level, std::string_view message) {
+  if (inner_ == nullptr) return;
+  reporter_->ClearLine();
+  inner_->Log(level, message);
+}
+
 void CliProgress::StartPlanner(const std::string& name, place::PlanRequest* request) {
   reporter_.Start(name);
+  loggers_.push_back(std::make_unique<LineClearingLogger>(&reporter_, request->logger));
+  request->logger = loggers_.back().get();
   ProgressReporter* reporter = &reporter_;
   request->on_solver_progress = [reporter](const milp::ProgressPoint& p) {
     reporter->Update(MilpProgressText(p.incumbent, p.bound));

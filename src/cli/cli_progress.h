@@ -7,8 +7,12 @@
 // HEXPLAN_PROGRESS_AFTER and HEXPLAN_PROGRESS_EVERY (seconds; default 2 and 5) move the threshold
 // before anything shows and the interval of plain lines: the tests set them low.
 
+#include <memory>
 #include <string>
+#include <string_view>
+#include <vector>
 
+#include "hexplan/core/logger.h"
 #include "hexplan/core/progress.h"
 #include "hexplan/core/status.h"
 #include "hexplan/place/planner.h"
@@ -31,12 +35,25 @@ class CliProgress {
  public:
   CliProgress();
   ProgressReporter& reporter() { return reporter_; }
-  // Starts the task `name` and points request->on_solver_progress at it.
+  // Starts the task `name`, points request->on_solver_progress at it, and routes the request's
+  // logger through one that clears the terminal line before a warning prints.
   void StartPlanner(const std::string& name, place::PlanRequest* request);
 
  private:
+  class LineClearingLogger final : public Logger {
+   public:
+    LineClearingLogger(ProgressReporter* reporter, Logger* inner)
+        : reporter_(reporter), inner_(inner) {}
+    void Log(LogLevel level, std::string_view message) override;
+
+   private:
+    ProgressReporter* reporter_;
+    Logger* inner_;
+  };
+
   ProgressReporter reporter_;
-  ProgressTicker ticker_;  // after reporter_: stops before it goes
+  std::vector<std::unique_ptr<LineClearingLogger>> loggers_;  // one per request started
+  ProgressTicker ticker_;                                     // last: stops first
 };
 
 }  // namespace hx::cli

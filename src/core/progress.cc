@@ -117,6 +117,13 @@ void ProgressReporter::Note(const std::string& line) {
   FlushNotesLocked(clock_());
 }
 
+void ProgressReporter::ClearLine() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!line_open_) return;
+  ClearLocked();
+  printed_ = false;
+}
+
 void ProgressReporter::FlushNotesLocked(double now) {
   if (!run_long_ && now - run_start_ < options_.after_s) return;
   run_long_ = true;

@@ -132,6 +132,17 @@ TEST(ProgressTest, ANoteOnATerminalClearsTheLineFirst) {
   EXPECT_NE(f.out.find("\r\033[Khexplan: heft  4.000 ms  0.1 s\n"), std::string::npos) << f.out;
 }
 
+TEST(ProgressTest, ClearLineMakesRoomForAWarningAndTheLineComesBack) {
+  Fixture f(Terminal());
+  f.reporter.Start("getf");
+  f.Run(2.0);
+  f.reporter.ClearLine();
+  EXPECT_EQ(f.out.substr(f.out.size() - 4), "\r\033[K");
+  f.out += "hexplan: warning: ...\n";
+  f.Run(0.125);
+  EXPECT_EQ(f.out.substr(f.out.find("...\n") + 4), "\r\033[Khexplan: getf  2.1 s");
+}
+
 TEST(ProgressTest, MilpTextWithoutIncumbentOrBound) {
   EXPECT_EQ(MilpProgressText(INFINITY, -INFINITY), "incumbent none");
   EXPECT_EQ(MilpProgressText(0.002, -INFINITY), "incumbent 2.000 ms");

@@ -58,6 +58,9 @@ class ProgressReporter {
   void Finish(const std::string& note = "");
   // A line of its own ("moirai  12.3 ms  19.2 s"), written once the run has lasted after_s.
   void Note(const std::string& line);
+  // Clears the terminal line now, before something else writes to the stream (a warning); the
+  // task's line comes back at the next tick.
+  void ClearLine();
 
  private:
   void WriteLineLocked(const std::string& line);
