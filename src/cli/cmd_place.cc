@@ -4,6 +4,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "cli/cli_progress.h"
 #include "cli/command.h"
 #include "cli/placement_report.h"
 #include "cli/planning_inputs.h"
@@ -11,6 +12,7 @@
 #include "hexplan/core/interrupt.h"
 #include "hexplan/core/json_text.h"
 #include "hexplan/core/output_files.h"
+#include "hexplan/core/stopwatch.h"
 #include "hexplan/cost/cost_model.h"
 #include "hexplan/place/critical_path_bound.h"
 #include "hexplan/place/planner.h"
@@ -76,7 +78,11 @@ int RunPlace(const PlaceArgs& args) {
   // Ctrl-C or SIGTERM while planning: the planner stops and returns its best valid plan, which is
   // written and reported (status interrupted, exit 130); with none yet, nothing is written.
   StopOnSignals stop_on_signals;
+  CliProgress progress;  // a line on stderr while the planner runs past 2 s
+  progress.StartPlanner(args.algo, &request);
+  Stopwatch watch;
   auto outcome = place::RunPlanner(args.algo, request);
+  progress.reporter().Finish(PlannerDoneText(args.algo, outcome, watch.ElapsedSeconds()));
   const bool interrupted = StopRequested();
   if (!outcome.ok()) {
     if (!interrupted) return ReportError(outcome.status());

@@ -5,6 +5,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "cli/cli_progress.h"
 #include "cli/command.h"
 #include "cli/plan_file.h"
 #include "hexplan/core/file_util.h"
@@ -63,7 +64,10 @@ int RunSimulate(const SimulateArgs& args) {
 
   sim::TimelineRecorder recorder(p, *graph, *cluster);
   const bool record = !args.trace_path.empty() || !args.svg_path.empty();
+  CliProgress progress;  // a line on stderr when a big plan simulates past 2 s
+  progress.reporter().Start("simulate");
   auto result = sim::Simulate(p, cost, options, record ? &recorder : nullptr);
+  progress.reporter().Finish();
   if (!result.ok()) return ReportError(result.status());
   // A plan made for warm runs (`place --warm`) already marks its resident weights.
   const double warm = std::max(args.warm, p.warm.value_or(0.0));

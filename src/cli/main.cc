@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/cli_progress.h"
 #include "cli/command.h"
 
 namespace {
@@ -29,7 +30,10 @@ int main(int argc, char** argv) {
   app.add_flag("--strict", strict,
                "warnings are errors: a command that warns (an input ignored or defaulted) exits 2 "
                "and writes nothing");
-  app.fallthrough();  // --strict after the subcommand too
+  bool quiet = false;
+  app.add_flag("--quiet", quiet,
+               "no progress lines on stderr for long runs (warnings and errors still print)");
+  app.fallthrough();  // --strict and --quiet after the subcommand too
 
   std::vector<hx::cli::Command> commands = {
       hx::cli::AddModelsCommand(app),   hx::cli::AddInspectCommand(app),
@@ -59,6 +63,7 @@ int main(int argc, char** argv) {
 
   try {
     hx::cli::SetStrict(strict);
+    hx::cli::SetQuiet(quiet);
     for (const auto& command : commands) {
       if (!command.app->parsed()) continue;
       const int code = command.run();

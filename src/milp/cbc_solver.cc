@@ -1,5 +1,5 @@
-// The CBC backend of the milp layer, through CBC's C interface.
-#include <coin/Cbc_C_Interface.h>
+// The CBC backend of the milp layer, through CBC's C++ interface (CbcMain1, as CBC's own command
+// line and C interface run it), with an event handler for live progress.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -7,12 +7,17 @@
 #include <cctype>
 #include <cfloat>
 #include <cmath>
+#include <coin/CbcEventHandler.hpp>
+#include <coin/CbcModel.hpp>
+#include <coin/CbcSolver.hpp>
 #include <coin/CoinError.hpp>
 #include <coin/CoinLpIO.hpp>
 #include <coin/CoinMpsIO.hpp>
 #include <coin/CoinPackedMatrix.hpp>
+#include <coin/OsiClpSolverInterface.hpp>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
 #include <unordered_map>
 
 #include "hexplan/core/file_util.h"
@@ -34,19 +39,6 @@ double FromCbc(double v) {
   return v;
 }
 
-// RAII owner of a Cbc_Model.
-class CbcHandle {
- public:
-  CbcHandle() : model_(Cbc_newModel()) {}
-  ~CbcHandle() { Cbc_deleteModel(model_); }
-  CbcHandle(const CbcHandle&) = delete;
-  CbcHandle& operator=(const CbcHandle&) = delete;
-  Cbc_Model* get() const { return model_; }
-
- private:
-  Cbc_Model* model_;
-};
-
 constexpr const char* kConstantVarName = "hx_objective_constant";
 
 }  // namespace
@@ -65,8 +57,8 @@ namespace {
 // Loads the model into CBC in one call (a column-major matrix: adding rows one at a time costs
 // CBC a copy per row), then names and integrality. The objective constant becomes a variable fixed
 // at 1, the last column, so that exported files keep the same objective value.
-void LoadIntoCbc(const Model& model, Cbc_Model* cbc) {
-  Cbc_setProblemName(cbc, model.name().c_str());
+void LoadIntoCbc(const Model& model, OsiClpSolverInterface* cbc) {
+  cbc->setStrParam(OsiProbName, model.name());
   const size_t nvars = model.num_vars();
   const bool constant = model.objective_constant() != 0.0;
   const size_t ncols = nvars + (constant ? 1 : 0);
@@ -101,30 +93,34 @@ void LoadIntoCbc(const Model& model, Cbc_Model* cbc) {
       index[k] = static_cast<int>(r);
       value[k] = coef;
     }
-  Cbc_loadProblem(cbc, static_cast<int>(ncols), static_cast<int>(nrows), start.data(), index.data(),
-                  value.data(), col_lo.data(), col_hi.data(), obj.data(), row_lo.data(),
-                  row_hi.data());
+  cbc->loadProblem(static_cast<int>(ncols), static_cast<int>(nrows), start.data(), index.data(),
+                   value.data(), col_lo.data(), col_hi.data(), obj.data(), row_lo.data(),
+                   row_hi.data());
   for (size_t i = 0; i < nvars; ++i) {
     const Variable& v = model.vars()[i];
-    Cbc_setColName(cbc, static_cast<int>(i), v.name.c_str());
-    if (v.type != VarType::kContinuous) Cbc_setInteger(cbc, static_cast<int>(i));
+    cbc->setColName(static_cast<int>(i), v.name);
+    if (v.type != VarType::kContinuous) cbc->setInteger(static_cast<int>(i));
   }
-  if (constant) Cbc_setColName(cbc, static_cast<int>(nvars), kConstantVarName);
+  if (constant) cbc->setColName(static_cast<int>(nvars), kConstantVarName);
   for (size_t r = 0; r < nrows; ++r)
-    Cbc_setRowName(cbc, static_cast<int>(r), model.constraints()[r].name.c_str());
-  Cbc_setObjSense(cbc, model.minimize() ? 1.0 : -1.0);
+    cbc->setRowName(static_cast<int>(r), model.constraints()[r].name);
+  cbc->setObjSense(model.minimize() ? 1.0 : -1.0);
 }
 
-// CBC's message callback carries no user pointer: the solve in flight on this thread is found here.
+// The progress of one solve: every new incumbent, and the bound when it rises (at most every
+// kBoundEvery seconds). CBC calls it from its event handler, on its worker threads too.
 struct ProgressCollector {
+  static constexpr double kBoundEvery = 0.25;
   Stopwatch clock;
+  std::mutex mu;
   std::vector<ProgressPoint> points;
   ProgressPoint current;
+  double last_record_s = -kBoundEvery;
   bool to_stderr = false;
   const std::function<void(const ProgressPoint&)>* on_progress = nullptr;
 
   void Record() {
-    current.time_s = clock.ElapsedSeconds();
+    current.time_s = last_record_s = clock.ElapsedSeconds();
     points.push_back(current);
     if (on_progress != nullptr && *on_progress) (*on_progress)(current);
     if (to_stderr) {
@@ -133,29 +129,38 @@ struct ProgressCollector {
       std::fflush(stderr);
     }
   }
-};
-thread_local ProgressCollector* g_collector = nullptr;
-
-void COINLINKAGE_CB OnCbcMessage(Cbc_Model* /*model*/, int msgno, int ndouble, const double* dvec,
-                                 int /*nint*/, const int* /*ivec*/, int /*nchar*/,
-                                 char** /*cvec*/) {
-  ProgressCollector* pc = g_collector;
-  if (pc == nullptr) return;
-  // Cbc0012I / Cbc0004I / Cbc0011I...: integer solution found (first double: its objective).
-  // Cbc0010I: "After N nodes, M on tree, X best solution, best possible Y".
-  if ((msgno == 12 || msgno == 4 || msgno == 11 || msgno == 16) && ndouble >= 1) {
-    if (dvec[0] < pc->current.incumbent) {
-      pc->current.incumbent = dvec[0];
-      pc->Record();
-    }
-  } else if (msgno == 10 && ndouble >= 2) {
-    double inc = FromCbc(dvec[0]);
-    double bound = FromCbc(dvec[1]);
-    if (inc < pc->current.incumbent) pc->current.incumbent = inc;
-    if (bound > pc->current.bound) pc->current.bound = bound;
-    pc->Record();
+  // Values as a minimisation (CBC's internal sense), inf when none.
+  void Offer(double incumbent, double bound) {
+    std::lock_guard<std::mutex> lock(mu);
+    const bool better = incumbent < current.incumbent;
+    if (better) current.incumbent = incumbent;
+    const bool rose = bound > current.bound;
+    if (rose) current.bound = std::min(bound, current.incumbent);
+    if (better || (rose && clock.ElapsedSeconds() - last_record_s >= kBoundEvery)) Record();
   }
-}
+};
+
+// CBC's events (a node done, a solution found), read as incumbent and bound. CBC copies the
+// handler into the model it solves (and into each thread's), so it holds only a pointer.
+class ProgressEvents : public CbcEventHandler {
+ public:
+  explicit ProgressEvents(ProgressCollector* collector) : collector_(collector) {}
+  ProgressEvents(const ProgressEvents& other) = default;
+  CbcEventHandler* clone() const override { return new ProgressEvents(*this); }
+
+  CbcAction event(CbcEvent which) override {
+    if (which != node && which != treeStatus && which != solution && which != heuristicSolution)
+      return noAction;
+    if (model_ == nullptr) return noAction;
+    const double incumbent = FromCbc(model_->getMinimizationObjValue());
+    const double bound = FromCbc(model_->getBestPossibleObjValue() * model_->getObjSense());
+    collector_->Offer(incumbent, bound);
+    return noAction;
+  }
+
+ private:
+  ProgressCollector* collector_;
+};
 
 // Redirects file descriptor 1 to /dev/null while alive.
 class StdoutSilencer {
@@ -207,49 +212,103 @@ Status SolveOptions::Validate() const {
   return Status::Ok();
 }
 
+namespace {
+
+// CBC's command line for the solve (what CbcMain1 reads, as CBC's C interface passes it too).
+std::vector<std::string> CbcArguments(const SolveOptions& options, double seconds,
+                                      bool preprocess) {
+  std::vector<std::string> args = {
+      "hexplan",
+      // Elapsed, not CPU, seconds: on a loaded machine CPU time lags the wall clock several times.
+      "-timeMode", "elapsed", "-seconds", std::to_string(seconds), "-ratioGap",
+      std::to_string(options.relative_gap), "-threads", std::to_string(options.threads),
+      "-randomCbcSeed", std::to_string(options.seed + 1), "-randomSeed",
+      std::to_string(options.seed + 1),
+      // CBC's log goes to stdout, which a library must not write; progress comes from events.
+      "-log", "0"};
+  if (!preprocess) {
+    args.push_back("-preprocess");
+    args.push_back("off");
+  }
+  args.push_back("-solve");
+  args.push_back("-quit");
+  return args;
+}
+
+// The MIP start, by column name (as CBC takes it), when it is feasible; its objective else inf.
+double SetMipStart(const Model& model, const SolveOptions& options, OsiClpSolverInterface& solver,
+                   CbcModel* cbc, Logger* logger) {
+  if (options.mip_start.empty()) return kInfinity;
+  auto violations = model.Violations(options.mip_start, 1e-6);
+  if (!violations.empty()) {
+    LogTo(logger, LogLevel::kWarning,
+          "MIP start dropped: it violates " + violations.front().what + " by " +
+              std::to_string(violations.front().amount));
+    return kInfinity;
+  }
+  std::vector<std::pair<std::string, double>> start;
+  start.reserve(model.num_vars());
+  for (size_t i = 0; i < model.num_vars(); ++i)
+    start.emplace_back(solver.getColName(static_cast<int>(i)), options.mip_start[i]);
+  cbc->setMIPStart(start);
+  return model.Evaluate(options.mip_start);
+}
+
+// What CBC found, read from the model CbcMain1 solved.
+void ReadCbcResult(const Model& model, const SolveOptions& options, double start_objective,
+                   CbcModel& cbc, SolveResult* result) {
+  const double* best = cbc.bestSolution();
+  if (best == nullptr && cbc.isProvenOptimal()) best = cbc.solver()->getColSolution();
+  if (best != nullptr) {
+    std::vector<double> values(best, best + model.num_vars());
+    for (size_t i = 0; i < values.size(); ++i)
+      if (model.vars()[i].type != VarType::kContinuous) values[i] = std::round(values[i]);
+    result->values = std::move(values);
+    result->objective = model.Evaluate(result->values);
+  } else if (result->used_mip_start) {
+    // CBC accepted the start but kept no copy: the start itself is a valid solution.
+    result->values = options.mip_start;
+    result->objective = start_objective;
+  }
+  double bound = FromCbc(cbc.getBestPossibleObjValue());
+  if (!model.minimize()) bound = -bound;
+  result->bound = bound;
+
+  if (cbc.isProvenInfeasible() && !result->has_solution()) {
+    result->status = SolveStatus::kInfeasible;
+  } else if (cbc.isContinuousUnbounded() && !result->has_solution()) {
+    result->status = SolveStatus::kUnbounded;
+  } else if (!result->has_solution()) {
+    result->status = SolveStatus::kNoSolution;
+  } else if (cbc.isProvenOptimal() && !cbc.isSecondsLimitReached()) {
+    result->status = SolveStatus::kOptimal;
+    result->bound = result->objective;
+  } else {
+    result->status = SolveStatus::kFeasible;
+  }
+  if (result->has_solution() && std::isfinite(result->bound)) {
+    result->gap =
+        std::abs(result->objective - result->bound) / std::max(std::abs(result->objective), 1e-9);
+  }
+  if (result->status == SolveStatus::kOptimal) result->gap = 0.0;
+}
+
+}  // namespace
+
 SolveResult SolveWithCbcInProcess(const Model& model, const SolveOptions& options, Logger* logger) {
   Stopwatch clock;
-  CbcHandle handle;
-  Cbc_Model* cbc = handle.get();
-  LoadIntoCbc(model, cbc);
-  // CBC reports progress only through its log; it also prints that log on stdout, which a library
-  // must not do, so stdout is silenced for the solve when progress is wanted.
-  const bool want_progress = options.progress_to_stderr || static_cast<bool>(options.on_progress);
-  Cbc_setLogLevel(cbc, want_progress ? 1 : 0);
-  // Elapsed, not CPU, seconds: on a loaded machine CPU time lags the wall clock several times.
-  // What loading took comes off the limit.
-  Cbc_setParameter(cbc, "timeMode", "elapsed");
-  const double limit = std::max(options.time_limit_s - clock.ElapsedSeconds(), 0.01);
-  Cbc_setMaximumSeconds(cbc, limit);
-  Cbc_setAllowableFractionGap(cbc, options.relative_gap);
-  Cbc_setParameter(cbc, "threads", std::to_string(options.threads).c_str());
-  Cbc_setParameter(cbc, "randomCbcSeed", std::to_string(options.seed + 1).c_str());
-  Cbc_setParameter(cbc, "randomSeed", std::to_string(options.seed + 1).c_str());
+  OsiClpSolverInterface solver;
+  solver.setIntParam(OsiNameDiscipline, 1);  // keep names: the MIP start is given by name
+  LoadIntoCbc(model, &solver);
+  CbcModel cbc(solver);
+  CbcSolverUsefulData data;
+  CbcMain0(cbc, data);
 
   SolveResult result;
-  double start_objective = kInfinity;
-  if (!options.mip_start.empty()) {
-    auto violations = model.Violations(options.mip_start, 1e-6);
-    if (violations.empty()) {
-      std::vector<int> idx;
-      std::vector<double> vals;
-      for (size_t i = 0; i < model.num_vars(); ++i) {
-        idx.push_back(static_cast<int>(i));
-        vals.push_back(options.mip_start[i]);
-      }
-      Cbc_setMIPStartI(cbc, static_cast<int>(idx.size()), idx.data(), vals.data());
-      result.used_mip_start = true;
-      start_objective = model.Evaluate(options.mip_start);
-    } else {
-      LogTo(logger, LogLevel::kWarning,
-            "MIP start dropped: it violates " + violations.front().what + " by " +
-                std::to_string(violations.front().amount));
-    }
-  }
-
+  const double start_objective = SetMipStart(model, options, solver, &cbc, logger);
+  result.used_mip_start = std::isfinite(start_objective);
   const bool preprocess = options.preprocess == Preprocess::kOn ||
                           (options.preprocess == Preprocess::kAuto && !result.used_mip_start);
-  if (!preprocess) Cbc_setParameter(cbc, "preprocess", "off");
   result.preprocessed = preprocess;
 
   ProgressCollector collector;
@@ -259,51 +318,23 @@ SolveResult SolveWithCbcInProcess(const Model& model, const SolveOptions& option
     collector.current.incumbent = model.minimize() ? start_objective : -start_objective;
     collector.Record();
   }
-  g_collector = &collector;
-  Cbc_registerCallBack(cbc, OnCbcMessage);
+  ProgressEvents events(&collector);
+  cbc.passInEventHandler(&events);
+  // What loading took comes off the limit.
+  const double limit = std::max(options.time_limit_s - clock.ElapsedSeconds(), 0.01);
+  const std::vector<std::string> args = CbcArguments(options, limit, preprocess);
+  std::vector<const char*> argv;
+  for (const std::string& a : args) argv.push_back(a.c_str());
   {
-    StdoutSilencer silence(true);
-    Cbc_solve(cbc);
+    StdoutSilencer silence(true);  // CBC prints a few lines even at -log 0
+    CbcMain1(
+        static_cast<int>(argv.size()), argv.data(), cbc, [](CbcModel*, int) { return 0; }, data);
   }
-  g_collector = nullptr;
   if (options.progress_to_stderr) std::fprintf(stderr, "\n");
 
   result.solve_time_s = clock.ElapsedSeconds();
   result.progress = std::move(collector.points);
-  const double* best = Cbc_bestSolution(cbc);
-  if (best == nullptr && Cbc_isProvenOptimal(cbc)) best = Cbc_getColSolution(cbc);
-  if (best != nullptr) {
-    std::vector<double> values(best, best + model.num_vars());
-    for (size_t i = 0; i < values.size(); ++i)
-      if (model.vars()[i].type != VarType::kContinuous) values[i] = std::round(values[i]);
-    result.values = std::move(values);
-    result.objective = model.Evaluate(result.values);
-  } else if (result.used_mip_start) {
-    // CBC accepted the start but kept no copy: the start itself is a valid solution.
-    result.values = options.mip_start;
-    result.objective = start_objective;
-  }
-  double bound = FromCbc(Cbc_getBestPossibleObjValue(cbc));
-  if (!model.minimize()) bound = -bound;
-  result.bound = bound;
-
-  if (Cbc_isProvenInfeasible(cbc) && !result.has_solution()) {
-    result.status = SolveStatus::kInfeasible;
-  } else if (Cbc_isContinuousUnbounded(cbc) && !result.has_solution()) {
-    result.status = SolveStatus::kUnbounded;
-  } else if (!result.has_solution()) {
-    result.status = SolveStatus::kNoSolution;
-  } else if (Cbc_isProvenOptimal(cbc) && !Cbc_isSecondsLimitReached(cbc)) {
-    result.status = SolveStatus::kOptimal;
-    result.bound = result.objective;
-  } else {
-    result.status = SolveStatus::kFeasible;
-  }
-  if (result.has_solution() && std::isfinite(result.bound)) {
-    result.gap =
-        std::abs(result.objective - result.bound) / std::max(std::abs(result.objective), 1e-9);
-  }
-  if (result.status == SolveStatus::kOptimal) result.gap = 0.0;
+  ReadCbcResult(model, options, start_objective, cbc, &result);
   ProgressPoint last;
   last.time_s = result.solve_time_s;
   last.incumbent = result.objective;

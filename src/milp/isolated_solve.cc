@@ -115,6 +115,109 @@ SolveResult FallbackResult(const Model& model, const SolveOptions& options, doub
   return r;
 }
 
+// The result pipe, and the progress pipe when the caller wants live progress: the child writes
+// each progress point there as three doubles (time, incumbent, bound; one atomic write).
+struct ChildPipes {
+  int result[2] = {-1, -1};
+  int progress[2] = {-1, -1};
+
+  bool Open(bool live) {
+    if (pipe(result) != 0) return false;
+    if (live && pipe(progress) != 0) {
+      CloseAll();
+      return false;
+    }
+    return true;
+  }
+  static void Close(int* fd) {
+    if (*fd >= 0) close(*fd);
+    *fd = -1;
+  }
+  void CloseChildEnds() {
+    Close(&result[1]);
+    Close(&progress[1]);
+  }
+  void CloseAll() {
+    for (int* fd : {&result[0], &result[1], &progress[0], &progress[1]}) Close(fd);
+  }
+};
+
+[[noreturn]] void RunChild(const Model& model, const SolveOptions& options, Logger* logger,
+                           ChildPipes* pipes) {
+  ChildPipes::Close(&pipes->result[0]);
+  ChildPipes::Close(&pipes->progress[0]);
+  SolveOptions child = options;
+  if (pipes->progress[1] >= 0) {
+    const int fd = pipes->progress[1];
+    child.on_progress = [fd](const ProgressPoint& p) {
+      const double v[3] = {p.time_s, p.incumbent, p.bound};
+      WriteAll(fd, std::string(reinterpret_cast<const char*>(v), sizeof v));
+    };
+  }
+  WriteAll(pipes->result[1], Serialize(SolveWithCbcInProcess(model, child, logger)));
+  pipes->CloseAll();
+  _exit(0);
+}
+
+// Passes on the complete progress points in `buffer` (the rest waits for more bytes).
+void PassOnProgress(const SolveOptions& options, std::string* buffer) {
+  constexpr size_t kPoint = 3 * sizeof(double);
+  size_t used = 0;
+  for (; buffer->size() - used >= kPoint; used += kPoint) {
+    double v[3];
+    std::memcpy(v, buffer->data() + used, kPoint);
+    ProgressPoint p;
+    p.time_s = v[0];
+    p.incumbent = v[1];
+    p.bound = v[2];
+    options.on_progress(p);
+  }
+  buffer->erase(0, used);
+}
+
+enum class ChildWait : uint8_t { kDone, kTimedOut, kStopped };
+
+// Reads the child's result into `bytes` (and its progress, passed on as it comes) until it is
+// done, past its deadline, or a stop is requested.
+ChildWait WaitForChild(const SolveOptions& options, const Stopwatch& clock, ChildPipes* pipes,
+                       std::string* bytes) {
+  const double deadline = options.time_limit_s * 1.05 + 0.5;
+  std::string progress;
+  char buf[1 << 16];
+  while (true) {
+    const double left = deadline - clock.ElapsedSeconds();
+    if (left <= 0) return ChildWait::kTimedOut;
+    if (StopRequested()) return ChildWait::kStopped;  // looked at every 100 ms
+    pollfd pfd[2] = {{pipes->result[0], POLLIN, 0}, {pipes->progress[0], POLLIN, 0}};
+    const int ready = poll(pfd, 2, static_cast<int>(std::ceil(std::min(left, 0.1) * 1e3)));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) continue;  // re-checks the deadline
+    if (pfd[1].revents != 0) {
+      const ssize_t n = read(pipes->progress[0], buf, sizeof buf);
+      if (n > 0) {
+        progress.append(buf, static_cast<size_t>(n));
+        PassOnProgress(options, &progress);
+      } else if (n == 0 || errno != EINTR) {
+        ChildPipes::Close(&pipes->progress[0]);  // poll skips a negative fd
+      }
+    }
+    if (pfd[0].revents == 0) continue;
+    const ssize_t n = read(pipes->result[0], buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {  // EOF: the child is done (or died); what it reported before is passed on
+      while (pipes->progress[0] >= 0) {
+        const ssize_t m = read(pipes->progress[0], buf, sizeof buf);
+        if (m < 0 && errno == EINTR) continue;
+        if (m <= 0) break;
+        progress.append(buf, static_cast<size_t>(m));
+      }
+      PassOnProgress(options, &progress);
+      return ChildWait::kDone;
+    }
+    bytes->append(buf, static_cast<size_t>(n));
+  }
+}
+
 }  // namespace
 
 StatusOr<SolveResult> SolveWithCbc(const Model& model, const SolveOptions& options,
@@ -142,50 +245,22 @@ StatusOr<SolveResult> SolveWithCbc(const Model& model, const SolveOptions& optio
     LogTo(logger, LogLevel::kInfo, "stop requested: not solving; keeping the MIP start");
     return FallbackResult(model, options, 0.0);
   }
-  if (!options.hard_limit || options.on_progress) {
-    return SolveWithCbcInProcess(model, options, logger);
-  }
+  if (!options.hard_limit) return SolveWithCbcInProcess(model, options, logger);
   Stopwatch clock;
-  int fds[2];
-  if (pipe(fds) != 0) return SolveWithCbcInProcess(model, options, logger);
+  ChildPipes pipes;
+  if (!pipes.Open(static_cast<bool>(options.on_progress)))
+    return SolveWithCbcInProcess(model, options, logger);
   std::fflush(nullptr);  // nothing buffered is written twice
   const pid_t child = fork();
   if (child < 0) {
-    close(fds[0]);
-    close(fds[1]);
+    pipes.CloseAll();
     return SolveWithCbcInProcess(model, options, logger);
   }
-  if (child == 0) {
-    close(fds[0]);
-    WriteAll(fds[1], Serialize(SolveWithCbcInProcess(model, options, logger)));
-    close(fds[1]);
-    _exit(0);
-  }
-  close(fds[1]);
-  const double deadline = options.time_limit_s * 1.05 + 0.5;
+  if (child == 0) RunChild(model, options, logger, &pipes);
+  pipes.CloseChildEnds();
   std::string bytes;
-  bool timed_out = false, stopped = false;
-  char buf[1 << 16];
-  while (true) {
-    const double left = deadline - clock.ElapsedSeconds();
-    if (left <= 0) {
-      timed_out = true;
-      break;
-    }
-    if (StopRequested()) {  // looked at every 100 ms
-      stopped = true;
-      break;
-    }
-    pollfd pfd{fds[0], POLLIN, 0};
-    const int ready = poll(&pfd, 1, static_cast<int>(std::ceil(std::min(left, 0.1) * 1e3)));
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready <= 0) continue;  // re-checks the deadline
-    const ssize_t n = read(fds[0], buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;  // EOF: the child is done (or died)
-    bytes.append(buf, static_cast<size_t>(n));
-  }
-  close(fds[0]);
+  const ChildWait wait = WaitForChild(options, clock, &pipes, &bytes);
+  const bool timed_out = wait == ChildWait::kTimedOut, stopped = wait == ChildWait::kStopped;
   if (timed_out || stopped) kill(child, SIGKILL);
   int wstatus = 0;
   while (waitpid(child, &wstatus, 0) < 0 && errno == EINTR) {

@@ -345,10 +345,9 @@ TEST(MilpTest, SolvingInAChildProcessGivesTheSameAnswerAsInProcess) {
 }
 
 TEST(MilpTest, ParallelCbcFindsTheSameOptimumAsOneThread) {
-  // CBC with threads = 2 searches on worker threads (CbcModel::branchAndBound starts them), which
-  // also emit log messages: our message callback finds no progress collector there (it is
-  // thread_local), so it never races with the solving thread (`make tsan` runs this under
-  // ThreadSanitizer). The answer is the one-thread optimum.
+  // CBC with threads = 2 searches on worker threads (CbcModel::branchAndBound starts them), whose
+  // copies of our event handler report progress: the collector serialises them (`make tsan` runs
+  // this under ThreadSanitizer). The answer is the one-thread optimum.
   Model m("two-knapsacks");
   LinExpr w1, w2, value;
   for (int i = 0; i < 40; ++i) {
@@ -364,7 +363,7 @@ TEST(MilpTest, ParallelCbcFindsTheSameOptimumAsOneThread) {
     SolveOptions opt;
     opt.threads = threads;
     opt.relative_gap = 0.0;
-    opt.hard_limit = false;  // in this process, with the message callback registered
+    opt.hard_limit = false;  // in this process, with the event handler's calls on CBC's threads
     opt.on_progress = [calls](const ProgressPoint&) { ++*calls; };
     return SolveWithCbc(m, opt);
   };
@@ -379,6 +378,40 @@ TEST(MilpTest, ParallelCbcFindsTheSameOptimumAsOneThread) {
   // The closing point is recorded without a call.
   EXPECT_LE(static_cast<size_t>(calls1), one->progress.size());
   EXPECT_LE(static_cast<size_t>(calls2), two->progress.size());
+}
+
+TEST(MilpTest, ProgressArrivesWhileCbcSolvesInItsChildProcess) {
+  // CBC's events (not its log) carry the progress; from the child they come through a pipe.
+  Model m("two-knapsacks");
+  LinExpr w1, w2, value;
+  for (int i = 0; i < 40; ++i) {
+    Var x = m.AddBinary("x" + std::to_string(i));
+    w1.Add(x, 20 + (i * 7919) % 61);
+    w2.Add(x, 15 + (i * 6007) % 53);
+    value.Add(x, 30 + (i * 104729) % 71);
+  }
+  m.AddLessEqual(w1, 700, "capacity1");
+  m.AddLessEqual(w2, 600, "capacity2");
+  m.Maximize(value);
+  SolveOptions opt;
+  opt.relative_gap = 0.0;
+  std::vector<ProgressPoint> seen;
+  opt.on_progress = [&seen](const ProgressPoint& p) { seen.push_back(p); };
+  auto r = SolveWithCbc(m, opt);
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->status, SolveStatus::kOptimal);
+  ASSERT_FALSE(seen.empty());
+  // Minimisation values: no incumbent better than the optimum, none getting worse, and the bound
+  // never above the incumbent.
+  double last = kInfinity;
+  for (const ProgressPoint& p : seen) {
+    EXPECT_GE(p.incumbent, -r->objective - 1e-6);
+    EXPECT_LE(p.incumbent, last);
+    EXPECT_LE(p.bound, p.incumbent + 1e-6);
+    last = p.incumbent;
+  }
+  EXPECT_TRUE(std::isfinite(seen.back().incumbent));
+  EXPECT_EQ(seen.size() + 1, r->progress.size());  // and the closing point
 }
 
 }  // namespace

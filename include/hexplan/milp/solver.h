@@ -47,14 +47,18 @@ struct SolveOptions {
   // infeasible start is reported through the logger and dropped.
   std::vector<double> mip_start;
   Preprocess preprocess = Preprocess::kAuto;
-  // Print a live progress line on stderr (the CLI sets this when stderr is a terminal).
+  // Print the solver's own raw progress line on stderr (a debugging aid; the CLI reports through
+  // on_progress instead).
   bool progress_to_stderr = false;
-  // Called on every new incumbent or bound (may be null).
+  // Called while CBC runs (from its event handler: a node done, a solution found) on every new
+  // incumbent, and when the bound rises, at most every 0.25 s; points are minimisation values. May
+  // be null. Called on this thread when CBC runs in a child process (the points come through a
+  // pipe), else on CBC's threads, one call at a time.
   std::function<void(const ProgressPoint&)> on_progress;
   // Enforce the limit from outside CBC: solve in a child process and stop it when it runs past
   // time_limit_s * 1.05 + 0.5 s, or when it crashes (CBC checks its limit between nodes, not inside
   // an LP solve: a large root LP runs for minutes past it). The MIP start, when feasible, is then
-  // the result (status kFeasible). CBC runs in this process when false or when on_progress is set.
+  // the result (status kFeasible). CBC runs in this process when false.
   bool hard_limit = true;
 
   Status Validate() const;
@@ -69,6 +73,7 @@ struct SolveResult {
   double solve_time_s = 0.0;
   bool used_mip_start = false;
   bool preprocessed = false;  // whether CBC's preprocessing was on
+  // Every point passed to on_progress (or that would have been), then the closing point.
   std::vector<ProgressPoint> progress;
 
   bool has_solution() const { return !values.empty(); }

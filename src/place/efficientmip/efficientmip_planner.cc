@@ -121,6 +121,7 @@ class EfficientMipPlanner final : public ExactPlanner {
     options.threads = settings.threads;
     options.seed = request.options.seed;
     options.subgraphs_per_device = static_cast<int>(opts.Int("q"));
+    options.on_progress = settings.on_progress;
     if (request.options.warm_start) {
       if (auto heft = HeftWarmStart(inst, cost)) {
         options.warm_starts.push_back(*heft);

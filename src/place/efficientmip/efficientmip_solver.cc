@@ -718,6 +718,7 @@ class EfficientMipSolve {
     s.export_mps = options_.export_mps_path;
     s.solution_path = options_.solution_path;
     s.progress_to_stderr = options_.progress_to_stderr;
+    s.on_progress = options_.on_progress;
     return s;
   }
 

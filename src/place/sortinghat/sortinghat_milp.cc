@@ -653,6 +653,14 @@ StatusOr<Solution> SubmodelMilp::Run(const Assignment& warm) {
   settings.threads = options_.threads;
   settings.seed = options_.seed;
   if (!options_.mip_start) start.clear();
+  if (settings.on_progress) {  // the model's times are scaled (TS); the request's are seconds
+    settings.on_progress = [report = settings.on_progress](const milp::ProgressPoint& p) {
+      milp::ProgressPoint seconds = p;
+      seconds.incumbent /= TS;
+      seconds.bound /= TS;
+      report(seconds);
+    };
+  }
   HX_ASSIGN_OR_RETURN(MilpRun run, RunMilp(m_, std::move(start), settings, "sortinghat", logger_));
   const milp::SolveResult& r = run.result;
   result.solve_time_s = r.solve_time_s;

@@ -19,6 +19,7 @@
 // colour class on one device, accelerator-unsupported nodes on the CPU.
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,6 +29,7 @@
 #include "hexplan/core/status.h"
 #include "hexplan/cost/cost_model.h"
 #include "hexplan/graph/efficientmip_io.h"
+#include "hexplan/milp/solver.h"
 #include "hexplan/place/plan_status.h"
 
 namespace hx::place {
@@ -143,6 +145,7 @@ struct EfficientMipSolveOptions {
   std::string export_mps_path;
   std::string solution_path;  // load an external solver's solution of the exported model
   bool progress_to_stderr = false;
+  std::function<void(const milp::ProgressPoint&)> on_progress;  // the solver's progress (or null)
   // Extra starting splits (e.g. a fast planner's mapped into EfficientMIP's terms); invalid ones
   // are skipped with a log line.
   std::vector<EfficientMipSplit> warm_starts;
