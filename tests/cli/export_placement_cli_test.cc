@@ -2,6 +2,13 @@
 // protobuf classes, carries each op's device, subgraph and order from the plan as node
 // metadata_props (NodeProto field 9) and the planner and cluster on the model.
 
+#ifndef ONNX_ML
+#define ONNX_ML 1  // the test links onnx_proto only through hx_graph; match its definitions
+#endif
+#ifndef ONNX_NAMESPACE
+#define ONNX_NAMESPACE onnx
+#endif
+
 #include <google/protobuf/unknown_field_set.h>
 #include <gtest/gtest.h>
 
@@ -11,7 +18,7 @@
 #include <set>
 #include <string>
 
-#include "onnx/onnx-ml.pb.h"
+#include "onnx/onnx_pb.h"
 #include "testing/cli_runner.h"
 
 namespace hx {

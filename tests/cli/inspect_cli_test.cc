@@ -115,12 +115,14 @@ TEST(InspectCliTest, EfficientMipWorkload) {
   EXPECT_EQ(j["name"], "bert24_inference");
 }
 
-// The p<k> column of a MOIRAI CSV (ms per task on device k), rows up to the first blank one.
+// The p<k> column of a MOIRAI CSV (ms per task on device k), rows up to the first blank one (a
+// row of empty fields, as the published files have).
 std::vector<double> MoiraiColumn(const std::string& path, const std::string& column) {
   std::ifstream in(path);
   std::string line;
   std::vector<std::vector<std::string>> rows;
-  while (std::getline(in, line) && !line.empty() && line != "\r") {
+  while (std::getline(in, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
     std::vector<std::string> fields(1);
     bool quoted = false;
     for (char c : line) {
@@ -131,6 +133,7 @@ std::vector<double> MoiraiColumn(const std::string& path, const std::string& col
       else
         fields.back() += c;
     }
+    if (fields[0].empty()) break;
     rows.push_back(fields);
   }
   std::vector<double> values;
