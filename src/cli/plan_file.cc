@@ -26,6 +26,16 @@ Status CheckFingerprints(const PlanFileArgs& args, const plan::PlanHeader& heade
   return Status::Ok();
 }
 
+// "batch 1, seq 128, fp32" (and the image and lstm sizes when set): what the plan was made with.
+std::string OptionsText(const graph::ZooOptions& o) {
+  std::string text = "batch " + std::to_string(o.batch) + ", seq " + std::to_string(o.seq) + ", " +
+                     graph::DTypeName(o.dtype);
+  if (o.image_size > 0) text += ", image " + std::to_string(o.image_size);
+  if (o.lstm_layers > 0) text += ", layers " + std::to_string(o.lstm_layers);
+  if (o.lstm_io > 0) text += ", io " + std::to_string(o.lstm_io);
+  return text;
+}
+
 }  // namespace
 
 std::string PlanSpecToLoad(const std::string& plan_path, const std::string& stored,
@@ -76,8 +86,8 @@ StatusOr<LoadedPlan> LoadPlanForModel(const std::string& plan_path, const ModelA
     const std::string msg =
         m.input == plan::PlanInput::kModel
             ? plan_path + ": the plan was made for model '" + header.model.spec + "' (" +
-                  header.model.name + "), not for '" + model.model +
-                  "' with these options (fingerprint mismatch)"
+                  header.model.name + "; " + OptionsText(header.model.options) + "), not for '" +
+                  model.model + "' with these options (fingerprint mismatch)"
             : plan_path + ": the plan was made for cluster '" + header.cluster.spec + "', not '" +
                   cluster_spec + "' as built here (fingerprint mismatch)";
     if (!m.tolerated) return InvalidArgument(msg);
