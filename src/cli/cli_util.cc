@@ -44,6 +44,9 @@ void ModelArgs::AddTo(CLI::App* app, bool positional) {
   app->add_option("--batch", batch, "batch size")->default_val(1);
   app->add_option("--seq", seq, "sequence length (0: the model's default)")->default_val(0);
   app->add_option("--dtype", dtype, "fp32, fp16 or bf16")->default_val("fp32");
+  app->add_option("--image", image,
+                  "image models only (CNNs, Swin): input height and width in pixels (default "
+                  "224; 299 for inception_v3, 1100 for Swin)");
   app->add_option("--layers", lstm_layers, "lstm only: stacked layers (default 12)");
   app->add_option("--io", lstm_io, "lstm only: input and hidden size (default 64)");
 }
@@ -58,23 +61,30 @@ Status CheckFlag(const char* flag, int64_t value, int64_t lo, int64_t hi, const 
                          std::to_string(value));
 }
 
+// A flag whose default is "not given" (ModelArgs::kNotGiven): a value given is in [1, hi]. Returns
+// the zoo option (0 = the model's default).
+StatusOr<int64_t> CheckSizeFlag(const char* flag, int64_t value, int64_t hi) {
+  if (value == ModelArgs::kNotGiven) return int64_t{0};
+  HX_RETURN_IF_ERROR(CheckFlag(flag, value, 1, hi, ""));
+  return value;
+}
+
 }  // namespace
 
 StatusOr<graph::ZooOptions> ModelArgs::ToZooOptions() const {
   HX_RETURN_IF_ERROR(CheckFlag("--batch", batch, 1, graph::kZooMaxBatch, ""));
   HX_RETURN_IF_ERROR(CheckFlag("--seq", seq, 0, graph::kZooMaxSeq, "0 (the model's default) or "));
-  HX_RETURN_IF_ERROR(
-      CheckFlag("--layers", lstm_layers, 0, graph::kZooMaxLstmLayers, "0 (default 12) or "));
-  HX_RETURN_IF_ERROR(CheckFlag("--io", lstm_io, 0, graph::kZooMaxLstmIo, "0 (default 64) or "));
   graph::ZooOptions options;
+  HX_ASSIGN_OR_RETURN(options.image_size, CheckSizeFlag("--image", image, graph::kZooMaxImage));
+  HX_ASSIGN_OR_RETURN(options.lstm_layers,
+                      CheckSizeFlag("--layers", lstm_layers, graph::kZooMaxLstmLayers));
+  HX_ASSIGN_OR_RETURN(options.lstm_io, CheckSizeFlag("--io", lstm_io, graph::kZooMaxLstmIo));
   options.batch = batch;
   options.seq = seq;
   auto dt = graph::ParseDType(dtype);
   if (!dt)
     return InvalidArgument("--dtype: unknown dtype '" + dtype + "' (expected fp32, fp16 or bf16)");
   options.dtype = *dt;
-  options.lstm_layers = lstm_layers;
-  options.lstm_io = lstm_io;
   HX_RETURN_IF_ERROR(options.Validate());
   return options;
 }

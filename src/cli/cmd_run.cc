@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
+#include "cli/plan_file.h"
 #include "cli/planning_inputs.h"
 #include "hexplan/core/file_util.h"
 #include "hexplan/core/format_number.h"
@@ -98,32 +99,12 @@ int RunRun(const RunArgs& args) {
                    outputs.Expect("--trace", args.trace_path)})
     if (!s.ok()) return ReportError(s);
 
-  auto text = ReadFileToString(args.plan_path);
-  if (!text.ok()) return ReportError(text.status());
-  auto header = plan::ParsePlanHeader(*text, args.plan_path);
-  if (!header.ok()) return ReportError(header.status());
-  const std::string cluster_spec = args.cluster.empty() ? header->cluster.spec : args.cluster;
-  auto inputs = LoadPlanningInputs(args.model, cluster_spec);
-  if (!inputs.ok()) return ReportError(inputs.status());
+  auto loaded = LoadPlanForModel(args.plan_path, args.model, args.cluster);
+  if (!loaded.ok()) return ReportError(loaded.status());
+  const PlanningInputs* inputs = &loaded->inputs;
   const graph::Graph& graph = *inputs->graph;
   const hw::Cluster& cluster = *inputs->cluster;
-  // The model must be the plan's; another cluster is refused unless named with --cluster (then a
-  // warning).
-  for (const plan::PlanMismatch& m : plan::FindPlanMismatches(
-           *header, graph, cluster, {.cluster_overridden = !args.cluster.empty()})) {
-    const std::string msg =
-        m.input == plan::PlanInput::kModel
-            ? args.plan_path + ": the plan was made for model '" + header->model.spec + "' (" +
-                  header->model.name + "), not for '" + args.model.model +
-                  "' with these options (fingerprint mismatch)"
-            : args.plan_path + ": the plan was made for cluster '" + header->cluster.spec +
-                  "', not '" + cluster_spec + "' as built here (fingerprint mismatch)";
-    if (!m.tolerated) return ReportError(InvalidArgument(msg));
-    LogTo(&CliLogger(), LogLevel::kWarning, msg);
-  }
-  auto parsed = plan::ParsePlan(*text, args.plan_path, graph, cluster);
-  if (!parsed.ok()) return ReportError(parsed.status());
-  const plan::Plan p = std::move(parsed).value();
+  const plan::Plan p = std::move(loaded->plan);
   // Before any allocation: the plan's weights and activations must fit the cluster's stated device
   // memories and this machine's available memory.
   if (Status fits = exec::CheckRunMemory(p, *inputs->cost, exec::AvailableHostMemoryBytes());

@@ -50,7 +50,7 @@ StatusOr<hw::Cluster> LoadTopoCluster(const TopoArgs& args) {
         "give a CLUSTER (a preset or a file; --list shows the presets) or "
         "--from-nvidia-smi FILE");
   }
-  return hw::LoadCluster(args.cluster);
+  return hw::LoadCluster(args.cluster, &CliLogger());
 }
 
 int RunTopo(const TopoArgs& args) {

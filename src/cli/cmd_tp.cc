@@ -142,7 +142,7 @@ Status WriteReport(const TpArgs& args, const std::string& dir, OutputFiles* outp
          << "|---|---:|---|---:|---:|---:|---:|---|---|\n";
       for (int s = 0; s <= 16; s += 2) {
         std::string name = "asym:S" + std::to_string(s);
-        HX_ASSIGN_OR_RETURN(hw::Cluster cluster, hw::LoadCluster(name));
+        HX_ASSIGN_OR_RETURN(hw::Cluster cluster, hw::LoadCluster(name, &CliLogger()));
         HX_ASSIGN_OR_RETURN(tp::TpSystem sys, tp::TpSystemFromCluster(cluster, args.dtype));
         tp::TpResult res[3];
         tp::TpMethod methods[3] = {tp::TpMethod::kMegatron, tp::TpMethod::kAutoDdl,
@@ -193,7 +193,7 @@ int RunTp(const TpArgs& args) {
   if (!shape.ok()) return ReportError(shape.status());
   auto options = MakeOptions(args);
   if (!options.ok()) return ReportError(options.status());
-  auto cluster = hw::LoadCluster(args.cluster);
+  auto cluster = hw::LoadCluster(args.cluster, &CliLogger());
   if (!cluster.ok()) return ReportError(cluster.status());
   auto sys = tp::TpSystemFromCluster(*cluster, args.dtype);
   if (!sys.ok()) return ReportError(sys.status().WithContext("--cluster " + args.cluster));

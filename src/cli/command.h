@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <limits>
 #include <string>
 
 #include "hexplan/core/logger.h"
@@ -50,15 +51,19 @@ Status CheckStrict();
 // Renames a command's staged outputs into place, unless --strict refuses them (CheckStrict).
 Status CommitOutputs(OutputFiles& outputs);
 
-// The model options shared by every command that takes a MODEL: --batch --seq --dtype --layers
-// --io.
+// The model options shared by every command that takes a MODEL: --batch --seq --dtype --image
+// --layers --io.
 struct ModelArgs {
+  // --image, --layers and --io when not given (the model's default); a value given must be >= 1.
+  static constexpr int64_t kNotGiven = std::numeric_limits<int64_t>::min();
+
   std::string model;
   int64_t batch = 1;
   int64_t seq = 0;
   std::string dtype = "fp32";
-  int64_t lstm_layers = 0;
-  int64_t lstm_io = 0;
+  int64_t image = kNotGiven;
+  int64_t lstm_layers = kNotGiven;
+  int64_t lstm_io = kNotGiven;
 
   // Adds MODEL as a positional argument when `positional`, else as --model.
   void AddTo(CLI::App* app, bool positional = true);

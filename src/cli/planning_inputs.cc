@@ -62,7 +62,7 @@ StatusOr<PlanningInputs> LoadPlanningInputs(const std::string& model_spec,
     }
   }
   if (!in.cluster) {
-    auto cluster = hw::LoadCluster(cluster_spec);
+    auto cluster = hw::LoadCluster(cluster_spec, &CliLogger());
     if (!cluster.ok()) return cluster.status().WithContext("--cluster");
     in.cluster = std::make_unique<hw::Cluster>(std::move(*cluster));
   }

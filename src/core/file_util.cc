@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -48,6 +49,35 @@ std::string FileExtension(const std::string& path) {
   std::transform(ext.begin(), ext.end(), ext.begin(),
                  [](unsigned char c) { return std::tolower(c); });
   return ext;
+}
+
+std::string DirectoryOf(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+// Both computed lexically (no symlinks followed), so that one undoes the other.
+std::string RelativeTo(const std::string& path, const std::string& directory) {
+  namespace fs = std::filesystem;
+  if (fs::path(path).is_absolute()) return path;
+  std::error_code ec;
+  const fs::path target = fs::absolute(path, ec).lexically_normal();
+  const fs::path base = fs::absolute(directory, ec).lexically_normal();
+  if (ec) return path;
+  const fs::path relative = target.lexically_relative(base);
+  return relative.empty() ? target.string() : relative.string();
+}
+
+std::string ResolveFrom(const std::string& path, const std::string& directory) {
+  namespace fs = std::filesystem;
+  if (fs::path(path).is_absolute() || directory.empty() || directory == ".") return path;
+  return (fs::path(directory) / path).lexically_normal().string();
+}
+
+bool IsRegularFile(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::is_regular_file(path, ec);
 }
 
 }  // namespace hx

@@ -42,11 +42,12 @@ Status UnknownModel(const std::string& spec) {
                     "': no such file (a model is a zoo name, a .onnx or a .json file)");
   }
   if (looks_like_path) {
-    return InvalidArgument("'" + spec + "': not a model file this command reads (.onnx or .json" +
-                           std::string(FileExtension(spec) == "csv"
-                                           ? "; MOIRAI CSV workloads are read by place and compare"
-                                           : "") +
-                           ")");
+    return InvalidArgument(
+        "'" + spec + "': not a model file this command reads (.onnx or .json" +
+        std::string(FileExtension(spec) == "csv"
+                        ? "; MOIRAI CSV workloads are read by inspect, place and compare"
+                        : "") +
+        ")");
   }
   return InvalidArgument("'" + spec + "' is not a zoo model" +
                          (closest.empty() ? "" : " (did you mean '" + closest + "'?)") +
@@ -67,10 +68,26 @@ void WarnIgnoredZooOptions(const ZooModelInfo& info, const ZooOptions& options, 
   }
 }
 
+// An image size for a model that takes no image is refused, not ignored: the user asked for a
+// different model than they would get.
+Status CheckImageSize(const std::string& spec, const ZooModelInfo* info,
+                      const ZooOptions& options) {
+  if (options.image_size == 0 || (info != nullptr && info->default_image > 0)) return Status::Ok();
+  const std::string given = "--image " + std::to_string(options.image_size) + ": ";
+  if (info == nullptr)
+    return InvalidArgument(given + "'" + spec +
+                           "' is a model file, whose input sizes the file fixes; --image sizes "
+                           "the zoo's image models (the CNNs and Swin)");
+  return InvalidArgument(given + info->name +
+                         " takes no image; --image sizes the zoo's image models (the CNNs and "
+                         "Swin)");
+}
+
 }  // namespace
 
 StatusOr<Graph> LoadModel(const std::string& spec, const ZooOptions& options, Logger* logger) {
   HX_RETURN_IF_ERROR(options.Validate());
+  HX_RETURN_IF_ERROR(CheckImageSize(spec, FindZooModel(spec), options));
   if (const ZooModelInfo* info = FindZooModel(spec)) {
     WarnIgnoredZooOptions(*info, options, logger);
     return BuildZooModel(spec, options);

@@ -2,7 +2,10 @@
 // data are written with dims and no payload. Op types that ONNX does not define are written in the
 // "ai.hexplan" domain (the reader maps them back), so the file still passes ONNX's checker.
 
+#include <google/protobuf/unknown_field_set.h>
+
 #include <climits>
+#include <map>
 #include <set>
 
 #include "hexplan/core/file_util.h"
@@ -100,9 +103,44 @@ void SetAttribute(const std::string& op_type, const std::string& name, const Att
   }
 }
 
+// NodeProto.metadata_props is field 9 since ONNX 1.16; the ONNX we build against predates it, so
+// the entries are written as that field's raw bytes (StringStringEntryProto, as ModelProto's).
+constexpr int kNodeMetadataPropsField = 9;
+
+void AddNodeMetadata(const OnnxMetadata::Pairs& pairs, onnx::NodeProto* node) {
+  std::string doc;
+  for (const auto& [key, value] : pairs) {
+    onnx::StringStringEntryProto entry;
+    entry.set_key(key);
+    entry.set_value(value);
+    node->GetReflection()->MutableUnknownFields(node)->AddLengthDelimited(
+        kNodeMetadataPropsField, entry.SerializeAsString());
+    doc += (doc.empty() ? "" : "\n") + key + ": " + value;
+  }
+  node->set_doc_string(doc);
+}
+
+Status AddMetadata(const OnnxMetadata& metadata, onnx::ModelProto* model) {
+  for (const auto& [key, value] : metadata.model) {
+    auto* entry = model->add_metadata_props();
+    entry->set_key(key);
+    entry->set_value(value);
+  }
+  if (metadata.ops.empty()) return Status::Ok();
+  std::map<std::string, onnx::NodeProto*> nodes;
+  for (onnx::NodeProto& n : *model->mutable_graph()->mutable_node()) nodes[n.name()] = &n;
+  for (const auto& [name, pairs] : metadata.ops) {
+    auto it = nodes.find(name);
+    if (it == nodes.end())
+      return InvalidArgument("ONNX metadata names op '" + name + "', which the graph lacks");
+    AddNodeMetadata(pairs, it->second);
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
-StatusOr<std::string> WriteOnnxBytes(const Graph& graph) {
+StatusOr<std::string> WriteOnnxBytes(const Graph& graph, const OnnxMetadata& metadata) {
   onnx::ModelProto model;
   model.set_ir_version(kIrVersion);
   model.set_producer_name("hexplan");
@@ -171,6 +209,7 @@ StatusOr<std::string> WriteOnnxBytes(const Graph& graph) {
     o->set_domain(domain);
     o->set_version(1);
   }
+  HX_RETURN_IF_ERROR(AddMetadata(metadata, &model));
   if (model.ByteSizeLong() > static_cast<size_t>(INT_MAX)) {
     return ResourceExhausted("graph '" + graph.name() +
                              "' serializes to more than 2 GiB of ONNX; protobuf cannot hold it "
@@ -181,8 +220,8 @@ StatusOr<std::string> WriteOnnxBytes(const Graph& graph) {
   return bytes;
 }
 
-Status WriteOnnxFile(const Graph& graph, const std::string& path) {
-  auto bytes = WriteOnnxBytes(graph);
+Status WriteOnnxFile(const Graph& graph, const std::string& path, const OnnxMetadata& metadata) {
+  auto bytes = WriteOnnxBytes(graph, metadata);
   if (!bytes.ok()) return bytes.status().WithContext(path);
   return WriteFileAtomic(path, *bytes);
 }

@@ -291,12 +291,12 @@ StatusOr<ZooOptions> ResolveZooOptions(const std::string& name, const ZooOptions
   if (info.default_image > 0) {
     if (resolved.image_size == 0) resolved.image_size = info.default_image;
     if (resolved.image_size < e->min_image)
-      return InvalidArgument("zoo model '" + name + "': image_size " +
+      return InvalidArgument("zoo model '" + name + "': image_size (--image) " +
                              std::to_string(resolved.image_size) + " is below its minimum " +
                              std::to_string(e->min_image));
   }
   if ((name == "vgg16" || name == "vgg19") && (resolved.image_size / 32) % 7 != 0)
-    return InvalidArgument("zoo model '" + name + "': image_size " +
+    return InvalidArgument("zoo model '" + name + "': image_size (--image) " +
                            std::to_string(resolved.image_size) +
                            " must give a feature map whose side (image_size / 32) is a multiple of "
                            "7 for the adaptive 7x7 average pool (e.g. 224 or 448)");

@@ -88,19 +88,24 @@ StatusOr<Cluster> BuildPreset(const std::string& name) {
   return c;
 }
 
-StatusOr<Cluster> ReadClusterFile(const std::string& path) {
+StatusOr<Cluster> ReadClusterFile(const std::string& path, Logger* logger) {
   HX_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
   std::string ext = FileExtension(path);
   if (ext == "txt" || ext == "topo" || LooksLikeNvidiaSmiTopo(text)) {
     NvidiaSmiImportOptions options;
-    return ImportNvidiaSmiTopo(text, path, options);
+    HX_ASSIGN_OR_RETURN(Cluster cluster, ImportNvidiaSmiTopo(text, path, options));
+    LogTo(logger, LogLevel::kWarning,
+          path + ": a topology capture does not name the GPUs; every GPU is taken as " +
+              options.default_model +
+              " (to plan for other GPUs, describe them in a cluster YAML: docs/hardware.md)");
+    return cluster;
   }
   return ReadClusterYaml(text, path);
 }
 
-StatusOr<Cluster> LoadCluster(const std::string& spec) {
+StatusOr<Cluster> LoadCluster(const std::string& spec, Logger* logger) {
   struct stat st;
-  if (::stat(spec.c_str(), &st) == 0 && S_ISREG(st.st_mode)) return ReadClusterFile(spec);
+  if (::stat(spec.c_str(), &st) == 0 && S_ISREG(st.st_mode)) return ReadClusterFile(spec, logger);
   bool looks_like_file = spec.find('/') != std::string::npos || FileExtension(spec) == "yaml" ||
                          FileExtension(spec) == "yml" || FileExtension(spec) == "json";
   if (looks_like_file) return NotFound(spec + ": cannot open cluster file");

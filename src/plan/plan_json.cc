@@ -354,9 +354,28 @@ std::string PlanToJson(const Plan& plan, const graph::Graph& graph, const hw::Cl
   return DumpJson(doc, 1) + "\n";
 }
 
+std::string SpecForPlanFile(const std::string& spec, const std::string& plan_path,
+                            PlanInput input) {
+  if (input == PlanInput::kModel && graph::FindZooModel(spec) != nullptr) return spec;
+  if (!IsRegularFile(spec)) return spec;  // a zoo name or a preset
+  return RelativeTo(spec, DirectoryOf(plan_path));
+}
+
+ResolvedSpec ResolvePlanSpec(const std::string& stored, const std::string& plan_path,
+                             PlanInput input) {
+  if (input == PlanInput::kModel && graph::FindZooModel(stored) != nullptr) return {stored};
+  const std::string beside = ResolveFrom(stored, DirectoryOf(plan_path));
+  if (IsRegularFile(beside)) return {beside};
+  if (beside != stored && IsRegularFile(stored)) return {stored, true};
+  return {stored};
+}
+
 Status WritePlanFile(const std::string& path, const Plan& plan, const graph::Graph& graph,
                      const hw::Cluster& cluster) {
-  return WriteFileAtomic(path, PlanToJson(plan, graph, cluster));
+  Plan stored = plan;
+  stored.model.spec = SpecForPlanFile(plan.model.spec, path, PlanInput::kModel);
+  stored.cluster.spec = SpecForPlanFile(plan.cluster.spec, path, PlanInput::kCluster);
+  return WriteFileAtomic(path, PlanToJson(stored, graph, cluster));
 }
 
 }  // namespace hx::plan

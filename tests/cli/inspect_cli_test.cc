@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -114,6 +115,80 @@ TEST(InspectCliTest, EfficientMipWorkload) {
   EXPECT_EQ(j["name"], "bert24_inference");
 }
 
+// The p<k> column of a MOIRAI CSV (ms per task on device k), rows up to the first blank one (a
+// row of empty fields, as the published files have).
+std::vector<double> MoiraiColumn(const std::string& path, const std::string& column) {
+  std::ifstream in(path);
+  std::string line;
+  std::vector<std::vector<std::string>> rows;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    std::vector<std::string> fields(1);
+    bool quoted = false;
+    for (char c : line) {
+      if (c == '"')
+        quoted = !quoted;
+      else if (c == ',' && !quoted)
+        fields.emplace_back();
+      else
+        fields.back() += c;
+    }
+    if (fields[0].empty()) break;
+    rows.push_back(fields);
+  }
+  std::vector<double> values;
+  const auto col = std::find(rows.at(0).begin(), rows.at(0).end(), column) - rows.at(0).begin();
+  for (size_t r = 1; r < rows.size(); ++r) values.push_back(std::stod(rows[r].at(col)));
+  return values;
+}
+
+TEST(InspectCliTest, MoiraiCsvReportsTheMeasuredTimesPerDevice) {
+  const std::string path =
+      testing::SharedDataDir() + "/placement/moirai/sample-data-csv/example-1.csv";
+  auto r = RunCli("inspect '" + path + "' --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = testing::ParseJsonOrFail(r.out);
+  const std::vector<double> p0 = MoiraiColumn(path, "p0");
+  EXPECT_EQ(j["num_ops"], p0.size());
+  EXPECT_EQ(j["workload_format"], "moirai");
+  ASSERT_EQ(j["measured"].size(), 3u) << j["measured"].dump();  // p0, p1, p2
+  const json& dev0 = j["measured"][0];
+  EXPECT_EQ(dev0["device"], "dev0");
+  EXPECT_EQ(dev0["ops"], p0.size());
+  double total = 0;
+  for (double ms : p0) total += ms;
+  EXPECT_NEAR(dev0["total_ms"].get<double>(), total, 1e-9 * (1 + total));
+  auto human = RunCli("inspect '" + path + "'");
+  ASSERT_EQ(human.exit_code, 0) << human.err;
+  EXPECT_NE(human.out.find("dev2"), std::string::npos) << human.out;
+}
+
+TEST(InspectCliTest, PipeDreamGraphIsInspected) {
+  const std::string path = testing::SharedDataDir() +
+                           "/placement/pipedream/profiler/translation/profiles/gnmt/graph.txt";
+  auto r = RunCli("inspect '" + path + "' --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json j = testing::ParseJsonOrFail(r.out);
+  EXPECT_GT(j["num_ops"].get<int64_t>(), 0);
+  EXPECT_EQ(j["workload_format"], "pipedream");
+  ASSERT_FALSE(j["measured"].empty());
+  for (const json& d : j["measured"])
+    EXPECT_LE(d["ops"].get<int64_t>(), j["num_ops"].get<int64_t>());
+}
+
+TEST(InspectCliTest, ImageSizeScalesTheCnnInput) {
+  auto base = RunCli("inspect resnet50 --json");
+  auto big = RunCli("inspect resnet50 --image 448 --json");
+  ASSERT_EQ(base.exit_code, 0) << base.err;
+  ASSERT_EQ(big.exit_code, 0) << big.err;
+  json a = testing::ParseJsonOrFail(base.out), b = testing::ParseJsonOrFail(big.out);
+  EXPECT_EQ(a["params"], b["params"]);
+  // Convolutions dominate: 4x the pixels, about 4x the FLOPs (the classifier does not grow).
+  EXPECT_NEAR(b["flops"].get<double>() / a["flops"].get<double>(), 4.0, 0.05);
+  auto swin = RunCli("inspect swin-1.8b --image 256 --json");
+  ASSERT_EQ(swin.exit_code, 0) << swin.err;
+}
+
 TEST(InspectCliTest, BadInputExitsTwoWithTheFileAndField) {
   const std::string dir = testing::MakeTempDir();
   struct Case {
@@ -178,6 +253,19 @@ TEST(InspectCliTest, BadInputExitsTwoWithTheFileAndField) {
   EXPECT_NE(ext.err.find("gpt2.txt"), std::string::npos) << ext.err;
   EXPECT_EQ(RunCli("inspect").exit_code, 2);
   EXPECT_EQ(RunCli("inspect gpt2 --batch 0").exit_code, 2);
+  // A size flag given as 0 is refused, not taken as "the default" (12 layers, 64 wide, 224 px).
+  for (const char* flag : {"--layers", "--io"}) {
+    auto zero = RunCli(std::string("inspect lstm ") + flag + " 0");
+    EXPECT_EQ(zero.exit_code, 2) << flag;
+    EXPECT_NE(zero.err.find(flag), std::string::npos) << zero.err;
+    EXPECT_NE(zero.err.find("[1, "), std::string::npos) << zero.err;
+  }
+  for (const char* cmd : {"inspect resnet50 --image 0", "inspect gpt2 --image 224",
+                          "inspect vgg16 --image 100", "inspect resnet50 --image 16"}) {
+    auto r = RunCli(cmd);
+    EXPECT_EQ(r.exit_code, 2) << cmd;
+    EXPECT_NE(r.err.find("--image"), std::string::npos) << cmd << ": " << r.err;
+  }
   for (const char* help : {"--help", "models --help", "inspect --help", "export --help"}) {
     auto h = RunCli(help);
     EXPECT_EQ(h.exit_code, 0) << help;

@@ -46,6 +46,14 @@ TEST(StrictCliTest, TopologyWithoutGpuNamesWarns) {
   auto named = RunCli("topo --from-nvidia-smi " + topo + " --gpu-names " + testing::SourceDir() +
                       "/tests/hw/fixtures/pcie_4gpu_gpu_names.csv --strict");
   EXPECT_EQ(named.exit_code, 0) << named.err;
+  // The same capture given where any cluster file goes warns the same way.
+  for (const std::string& cmd : {"topo " + topo, "place gpt2 --cluster " + topo + " --algo heft"}) {
+    auto as_cluster = RunCli(cmd);
+    EXPECT_EQ(as_cluster.exit_code, 0) << cmd << ": " << as_cluster.err;
+    EXPECT_NE(as_cluster.err.find("does not name the GPUs"), std::string::npos) << as_cluster.err;
+    EXPECT_NE(as_cluster.err.find("pcie_4gpu_topo.txt"), std::string::npos) << as_cluster.err;
+    EXPECT_EQ(RunCli("--strict " + cmd).exit_code, 2) << cmd;
+  }
 }
 
 TEST(StrictCliTest, AProfileThatMatchesNothingWarns) {

@@ -6,6 +6,7 @@
 #endif
 
 #include <gmock/gmock.h>
+#include <google/protobuf/unknown_field_set.h>
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -629,6 +630,43 @@ TEST(OnnxWriteTest, FileRoundTrip) {
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   ExpectSameGraph(*g, *back);
   std::remove(path.c_str());
+}
+
+TEST(OnnxWriteTest, MetadataGoesOnTheModelAndTheNamedOpsAndDoesNotChangeTheGraph) {
+  auto g = Read(hx::testing::TorchCnn(17));
+  ASSERT_TRUE(g.ok());
+  const std::string op = g->node(g->Ops()[0]).name;
+  OnnxMetadata metadata;
+  metadata.model = {{"hexplan.planner", "heft"}};
+  metadata.ops[op] = {{"hexplan.device", "gpu1"}, {"hexplan.order", "0"}};
+  auto bytes = WriteOnnxBytes(*g, metadata);
+  ASSERT_TRUE(bytes.ok()) << bytes.status().ToString();
+  onnx::ModelProto model;
+  ASSERT_TRUE(model.ParseFromString(*bytes));
+  ASSERT_EQ(model.metadata_props_size(), 1);
+  EXPECT_EQ(model.metadata_props(0).key(), "hexplan.planner");
+  for (const onnx::NodeProto& node : model.graph().node()) {
+    const auto& unknown = node.GetReflection()->GetUnknownFields(node);
+    if (node.name() != op) {
+      EXPECT_EQ(unknown.field_count(), 0) << node.name();
+      EXPECT_EQ(node.doc_string(), "") << node.name();
+      continue;
+    }
+    ASSERT_EQ(unknown.field_count(), 2);
+    onnx::StringStringEntryProto entry;
+    EXPECT_EQ(unknown.field(0).number(), 9);  // NodeProto.metadata_props since ONNX 1.16
+    ASSERT_TRUE(entry.ParseFromString(unknown.field(0).length_delimited()));
+    EXPECT_EQ(entry.key(), "hexplan.device");
+    EXPECT_EQ(entry.value(), "gpu1");
+    EXPECT_EQ(node.doc_string(), "hexplan.device: gpu1\nhexplan.order: 0");
+  }
+  auto back = ReadOnnxBytes(*bytes, "annotated.onnx");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  ExpectSameGraph(*g, *back);
+  metadata.ops["no-such-op"] = {{"k", "v"}};
+  auto bad = WriteOnnxBytes(*g, metadata);
+  EXPECT_EQ(bad.status().ExitCode(), 2);
+  EXPECT_NE(bad.status().message().find("no-such-op"), std::string::npos);
 }
 
 class ZooRoundTripTest : public ::testing::TestWithParam<std::string> {};

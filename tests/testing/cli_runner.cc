@@ -27,11 +27,12 @@ std::string MakeTempDir() {
 
 namespace {
 
-CliResult Run(const std::string& prefix, const std::string& args) {
+CliResult Run(const std::string& prefix, const std::string& args,
+              const std::string& cwd = SourceDir()) {
   std::string dir = MakeTempDir();
   std::string out = dir + "/stdout", err = dir + "/stderr";
-  std::string cmd = "cd '" + SourceDir() + "' && " + prefix + "'" + CliPath() + "' " + args +
-                    " >'" + out + "' 2>'" + err + "' </dev/null";
+  std::string cmd = "cd '" + cwd + "' && " + prefix + "'" + CliPath() + "' " + args + " >'" + out +
+                    "' 2>'" + err + "' </dev/null";
   int raw = std::system(cmd.c_str());
   CliResult r;
   r.exit_code = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
@@ -46,6 +47,8 @@ CliResult Run(const std::string& prefix, const std::string& args) {
 }  // namespace
 
 CliResult RunCli(const std::string& args) { return Run("", args); }
+
+CliResult RunCliIn(const std::string& cwd, const std::string& args) { return Run("", args, cwd); }
 
 CliResult RunCliWithTimeout(const std::string& args, int seconds) {
   return Run("timeout " + std::to_string(seconds) + " ", args);

@@ -14,6 +14,9 @@ struct CliResult {
 // Runs `hexplan <args>` (args are passed to /bin/sh, quote as needed) from the source directory.
 CliResult RunCli(const std::string& args);
 
+// The same from the directory `cwd` (relative paths in `args` are relative to it).
+CliResult RunCliIn(const std::string& cwd, const std::string& args);
+
 // RunCli under `timeout SECONDS`: exit code 124 when the command ran that long.
 CliResult RunCliWithTimeout(const std::string& args, int seconds);
 

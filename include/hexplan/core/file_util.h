@@ -16,4 +16,19 @@ Status WriteFileAtomic(const std::string& path, const std::string& contents);
 // "model.onnx" -> "onnx"; lower case; empty when there is no extension.
 std::string FileExtension(const std::string& path);
 
+// The directory part of `path` ("out/plan.json" -> "out", "plan.json" -> ".").
+std::string DirectoryOf(const std::string& path);
+
+// `path` (relative to the working directory) as a path relative to `directory` (itself relative to
+// the working directory or absolute): RelativeTo("a/m.onnx", "b") -> "../a/m.onnx". An absolute
+// `path` is returned as it is.
+std::string RelativeTo(const std::string& path, const std::string& directory);
+
+// `path` as written relative to `directory`, as a path usable from the working directory:
+// ResolveFrom("../a/m.onnx", "b") -> "b/../a/m.onnx". An absolute `path` is returned as it is.
+std::string ResolveFrom(const std::string& path, const std::string& directory);
+
+// True when `path` names an existing regular file.
+bool IsRegularFile(const std::string& path);
+
 }  // namespace hx

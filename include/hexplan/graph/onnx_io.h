@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "hexplan/core/logger.h"
 #include "hexplan/core/status.h"
@@ -39,8 +41,21 @@ StatusOr<Graph> ReadOnnxBytes(const std::string& bytes, const std::string& sourc
 
 // Serializes the graph as an ONNX model (opset 17). Weights without data are written with their
 // dims and no payload, so zoo models open in Netron and re-import with the same shapes.
-StatusOr<std::string> WriteOnnxBytes(const Graph& graph);
-Status WriteOnnxFile(const Graph& graph, const std::string& path);
+//
+// `metadata` adds key/value pairs (ONNX `metadata_props`, which Netron lists in its properties
+// pane): `model` on the model, `ops[name]` on the op of that name (an unknown name is an
+// InvalidArgument). This layer gives them no meaning; `hexplan export --plan` writes a plan's
+// placement this way (docs/formats.md, "Placement in exported ONNX"). Op metadata goes into
+// NodeProto field 9, `metadata_props` since ONNX 1.16, and, as "key: value" lines, into the
+// node's doc_string, which older viewers show as its description.
+struct OnnxMetadata {
+  using Pairs = std::vector<std::pair<std::string, std::string>>;
+  Pairs model;
+  std::map<std::string, Pairs> ops;
+};
+StatusOr<std::string> WriteOnnxBytes(const Graph& graph, const OnnxMetadata& metadata = {});
+Status WriteOnnxFile(const Graph& graph, const std::string& path,
+                     const OnnxMetadata& metadata = {});
 
 // Checks a graph read from another format the way ReadOnnxBytes checks a model: it is exported
 // with WriteOnnxBytes and read back, so each op meets its ONNX schema (input and output counts,

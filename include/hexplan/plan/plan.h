@@ -80,6 +80,9 @@ struct Submodel {
   std::vector<NodeId> ops;
 };
 
+// The inputs a plan is made for (plan_match.h compares them, plan_json.h stores their specs).
+enum class PlanInput : uint8_t { kModel, kCluster };
+
 // What the plan was made for: enough to rebuild the graph and cluster (`simulate PLAN`).
 struct ModelRef {
   std::string spec;  // a zoo name or a model file path

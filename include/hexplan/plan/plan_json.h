@@ -27,7 +27,23 @@ StatusOr<PlanHeader> ParsePlanHeader(const std::string& text, const std::string&
 StatusOr<Plan> ParsePlan(const std::string& text, const std::string& source_name,
                          const graph::Graph& graph, const hw::Cluster& cluster);
 
+// Model and cluster specs that name files are stored relative to the plan file's directory, so a
+// plan read from any working directory finds them; zoo names, presets and absolute paths are
+// stored as they are. SpecForPlanFile is what WritePlanFile stores for a spec given relative to the
+// working directory; ResolvePlanSpec turns a stored spec back into one usable from the working
+// directory. A plan written before specs were stored this way holds paths relative to the
+// directory it was made in: when the spec names no file beside the plan but does from the
+// working directory, that is used and `from_working_directory` says so (the CLI warns).
+std::string SpecForPlanFile(const std::string& spec, const std::string& plan_path, PlanInput input);
+struct ResolvedSpec {
+  std::string spec;
+  bool from_working_directory = false;
+};
+ResolvedSpec ResolvePlanSpec(const std::string& stored, const std::string& plan_path,
+                             PlanInput input);
+
 std::string PlanToJson(const Plan& plan, const graph::Graph& graph, const hw::Cluster& cluster);
+// Writes PlanToJson with the specs stored as SpecForPlanFile says.
 Status WritePlanFile(const std::string& path, const Plan& plan, const graph::Graph& graph,
                      const hw::Cluster& cluster);
 

@@ -13,8 +13,7 @@
 
 namespace hx::plan {
 
-// The inputs a plan is made for.
-enum class PlanInput : uint8_t { kModel, kCluster };
+// PlanInput (plan.h): the inputs a plan is made for.
 const char* PlanInputName(PlanInput input);  // "model", "cluster"
 
 struct PlanMatchOptions {
