@@ -293,6 +293,41 @@ void ReadCbcResult(const Model& model, const SolveOptions& options, double start
   if (result->status == SolveStatus::kOptimal) result->gap = 0.0;
 }
 
+// A model without integer variables is a linear program: Clp's simplex solves it directly, as
+// CBC's C interface does, with no branch and bound (and the same vertex whatever CBC's options).
+SolveResult SolveLinearProgram(const Model& model, const SolveOptions& options,
+                               OsiClpSolverInterface& solver, const Stopwatch& clock) {
+  solver.messageHandler()->setLogLevel(0);
+  solver.getModelPtr()->setMaximumSeconds(
+      std::max(options.time_limit_s - clock.ElapsedSeconds(), 0.01));
+  {
+    StdoutSilencer silence(true);
+    solver.initialSolve();
+  }
+  SolveResult result;
+  result.solve_time_s = clock.ElapsedSeconds();
+  if (solver.isProvenOptimal()) {
+    const double* x = solver.getColSolution();
+    result.values.assign(x, x + model.num_vars());
+    result.objective = model.Evaluate(result.values);
+    result.bound = result.objective;
+    result.gap = 0.0;
+    result.status = SolveStatus::kOptimal;
+  } else if (solver.isProvenPrimalInfeasible()) {
+    result.status = SolveStatus::kInfeasible;
+  } else if (solver.isProvenDualInfeasible()) {
+    result.status = SolveStatus::kUnbounded;
+  } else {
+    result.status = SolveStatus::kNoSolution;
+  }
+  ProgressPoint last;
+  last.time_s = result.solve_time_s;
+  last.incumbent = result.objective;
+  last.bound = result.bound;
+  result.progress.push_back(last);
+  return result;
+}
+
 }  // namespace
 
 SolveResult SolveWithCbcInProcess(const Model& model, const SolveOptions& options, Logger* logger) {
@@ -300,6 +335,7 @@ SolveResult SolveWithCbcInProcess(const Model& model, const SolveOptions& option
   OsiClpSolverInterface solver;
   solver.setIntParam(OsiNameDiscipline, 1);  // keep names: the MIP start is given by name
   LoadIntoCbc(model, &solver);
+  if (solver.getNumIntegers() == 0) return SolveLinearProgram(model, options, solver, clock);
   CbcModel cbc(solver);
   CbcSolverUsefulData data;
   CbcMain0(cbc, data);
