@@ -293,6 +293,15 @@ void ReadCbcResult(const Model& model, const SolveOptions& options, double start
   if (result->status == SolveStatus::kOptimal) result->gap = 0.0;
 }
 
+// The result as the last progress point: where the solve ended.
+void AppendClosingPoint(SolveResult& result) {
+  ProgressPoint last;
+  last.time_s = result.solve_time_s;
+  last.incumbent = result.objective;
+  last.bound = result.bound;
+  result.progress.push_back(last);
+}
+
 // A model without integer variables is a linear program: Clp's simplex solves it directly, as
 // CBC's C interface does, with no branch and bound (and the same vertex whatever CBC's options).
 SolveResult SolveLinearProgram(const Model& model, const SolveOptions& options,
@@ -320,11 +329,7 @@ SolveResult SolveLinearProgram(const Model& model, const SolveOptions& options,
   } else {
     result.status = SolveStatus::kNoSolution;
   }
-  ProgressPoint last;
-  last.time_s = result.solve_time_s;
-  last.incumbent = result.objective;
-  last.bound = result.bound;
-  result.progress.push_back(last);
+  AppendClosingPoint(result);
   return result;
 }
 
@@ -371,11 +376,7 @@ SolveResult SolveWithCbcInProcess(const Model& model, const SolveOptions& option
   result.solve_time_s = clock.ElapsedSeconds();
   result.progress = std::move(collector.points);
   ReadCbcResult(model, options, start_objective, cbc, &result);
-  ProgressPoint last;
-  last.time_s = result.solve_time_s;
-  last.incumbent = result.objective;
-  last.bound = result.bound;
-  result.progress.push_back(last);
+  AppendClosingPoint(result);
   return result;
 }
 

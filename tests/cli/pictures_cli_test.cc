@@ -51,13 +51,7 @@ TEST(PicturesCliTest, TimelineTextStaysInsideAndApart) {
   for (const SvgElement& e : elements)
     if (e.tag == "text") texts.push_back(&e);
   ASSERT_GT(texts.size(), 20u);
-  for (size_t i = 0; i < texts.size(); ++i) {
-    const SvgBox box = testing::TextBoxOf(*texts[i]);
-    EXPECT_TRUE(box.Inside(width, height)) << "'" << texts[i]->text << "' leaves the canvas";
-    for (size_t j = 0; j < i; ++j)
-      EXPECT_FALSE(box.Overlaps(testing::TextBoxOf(*texts[j])))
-          << "'" << texts[i]->text << "' overlaps '" << texts[j]->text << "'";
-  }
+  testing::ExpectTextsInsideAndApart(texts, width, height);
   if (std::system("command -v xmllint >/dev/null 2>&1") != 0) GTEST_SKIP() << "xmllint missing";
   EXPECT_EQ(std::system(("xmllint --noout '" + Gpt2Pictures().svg_path + "'").c_str()), 0);
 }

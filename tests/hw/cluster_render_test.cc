@@ -91,13 +91,7 @@ void CheckTopologyGeometry(const Cluster& c, const std::string& svg) {
       slot = &e;
     }
   }
-  for (size_t i = 0; i < texts.size(); ++i) {
-    const SvgBox box = testing::TextBoxOf(*texts[i]);
-    EXPECT_TRUE(box.Inside(width, height)) << "'" << texts[i]->text << "' leaves the canvas";
-    for (size_t j = 0; j < i; ++j)
-      EXPECT_FALSE(box.Overlaps(testing::TextBoxOf(*texts[j])))
-          << "'" << texts[i]->text << "' overlaps '" << texts[j]->text << "'";
-  }
+  testing::ExpectTextsInsideAndApart(texts, width, height);
   for (const auto* p : places) ASSERT_NE(p, nullptr);
   const auto node_names = c.NodeNames();
   ASSERT_EQ(nodes.size(), node_names.size());

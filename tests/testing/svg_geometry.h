@@ -3,6 +3,8 @@
 // elements with their attributes, text boxes by the same width estimate the renderers use
 // (core/svg_text.h), and distances between points and polylines.
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -148,6 +150,19 @@ inline bool SegmentCrossesBox(Point a, Point b, const SvgBox& box) {
 
 inline SvgBox RectBoxOf(const SvgElement& r) {
   return {r.Num("x"), r.Num("y"), r.Num("x") + r.Num("width"), r.Num("y") + r.Num("height")};
+}
+
+// Every text's box lies inside the width x height canvas and no two boxes overlap (gtest
+// expectations, one failure per text or pair).
+inline void ExpectTextsInsideAndApart(const std::vector<const SvgElement*>& texts, double width,
+                                      double height) {
+  for (size_t i = 0; i < texts.size(); ++i) {
+    const SvgBox box = TextBoxOf(*texts[i]);
+    EXPECT_TRUE(box.Inside(width, height)) << "'" << texts[i]->text << "' leaves the canvas";
+    for (size_t j = 0; j < i; ++j)
+      EXPECT_FALSE(box.Overlaps(TextBoxOf(*texts[j])))
+          << "'" << texts[i]->text << "' overlaps '" << texts[j]->text << "'";
+  }
 }
 
 }  // namespace hx::testing
