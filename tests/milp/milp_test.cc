@@ -344,10 +344,8 @@ TEST(MilpTest, SolvingInAChildProcessGivesTheSameAnswerAsInProcess) {
   EXPECT_TRUE(m.Violations(a->values).empty());
 }
 
-TEST(MilpTest, ParallelCbcFindsTheSameOptimumAsOneThread) {
-  // CBC with threads = 2 searches on worker threads (CbcModel::branchAndBound starts them), whose
-  // copies of our event handler report progress: the collector serialises them (`make tsan` runs
-  // this under ThreadSanitizer). The answer is the one-thread optimum.
+// Forty items into two knapsacks at once: big enough that CBC branches for a while.
+Model TwoKnapsacks() {
   Model m("two-knapsacks");
   LinExpr w1, w2, value;
   for (int i = 0; i < 40; ++i) {
@@ -359,6 +357,14 @@ TEST(MilpTest, ParallelCbcFindsTheSameOptimumAsOneThread) {
   m.AddLessEqual(w1, 700, "capacity1");
   m.AddLessEqual(w2, 600, "capacity2");
   m.Maximize(value);
+  return m;
+}
+
+TEST(MilpTest, ParallelCbcFindsTheSameOptimumAsOneThread) {
+  // CBC with threads = 2 searches on worker threads (CbcModel::branchAndBound starts them), whose
+  // copies of our event handler report progress: the collector serialises them (`make tsan` runs
+  // this under ThreadSanitizer). The answer is the one-thread optimum.
+  const Model m = TwoKnapsacks();
   auto solve = [&](int threads, int* calls) {
     SolveOptions opt;
     opt.threads = threads;
@@ -382,17 +388,7 @@ TEST(MilpTest, ParallelCbcFindsTheSameOptimumAsOneThread) {
 
 TEST(MilpTest, ProgressArrivesWhileCbcSolvesInItsChildProcess) {
   // CBC's events (not its log) carry the progress; from the child they come through a pipe.
-  Model m("two-knapsacks");
-  LinExpr w1, w2, value;
-  for (int i = 0; i < 40; ++i) {
-    Var x = m.AddBinary("x" + std::to_string(i));
-    w1.Add(x, 20 + (i * 7919) % 61);
-    w2.Add(x, 15 + (i * 6007) % 53);
-    value.Add(x, 30 + (i * 104729) % 71);
-  }
-  m.AddLessEqual(w1, 700, "capacity1");
-  m.AddLessEqual(w2, 600, "capacity2");
-  m.Maximize(value);
+  const Model m = TwoKnapsacks();
   SolveOptions opt;
   opt.relative_gap = 0.0;
   std::vector<ProgressPoint> seen;
