@@ -1,6 +1,8 @@
 // `hexplan share`: GPU sharing with MIG + MPS (ParvaGPU, its baselines, and hexplan's planner).
 #include <cstdio>
+#include <filesystem>
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
@@ -18,10 +20,33 @@
 namespace hx::cli {
 namespace {
 
+#ifndef HX_SOURCE_SHARED_DATA_DIR
+#define HX_SOURCE_SHARED_DATA_DIR "../shared/data"
+#endif
+
+// The ParvaGPU data set the defaults point at: next to the binary (`<bin>/data/sharing/parvagpu`
+// or `<bin>/../share/hexplan/sharing/parvagpu`), else the source tree's shared data (the path
+// compiled in), else `../shared/data/sharing/parvagpu` from the working directory.
+std::string DefaultParvaDir() {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  std::vector<fs::path> candidates;
+  if (!ec) {
+    candidates.push_back(exe.parent_path() / "data/sharing/parvagpu");
+    candidates.push_back(exe.parent_path() / "../share/hexplan/sharing/parvagpu");
+  }
+  candidates.push_back(fs::path(HX_SOURCE_SHARED_DATA_DIR) / "sharing/parvagpu");
+  for (const auto& dir : candidates) {
+    if (fs::is_directory(dir / "prof_data", ec)) return dir.lexically_normal().string();
+  }
+  return "../shared/data/sharing/parvagpu";
+}
+
 struct ShareArgs {
-  std::string profiles = "../shared/data/sharing/parvagpu/prof_data";
-  std::string slo_rates = "../shared/data/sharing/parvagpu/SLO/SLO_req_rate.csv";
-  std::string slo_latency = "../shared/data/sharing/parvagpu/SLO/SLO_latency.csv";
+  std::string profiles = DefaultParvaDir() + "/prof_data";
+  std::string slo_rates = DefaultParvaDir() + "/SLO/SLO_req_rate.csv";
+  std::string slo_latency = DefaultParvaDir() + "/SLO/SLO_latency.csv";
   std::string scenario = "S3";
   std::string gpu = "a100-80gb";
   int scale = 1;
@@ -53,6 +78,7 @@ StatusOr<share::ShareProblem> LoadProblem(const ShareArgs& a) {
   for (int k = 0; k < a.scale; ++k) {
     for (const auto& s : services) scaled.push_back(s);  // same model, a separate service
   }
+  share::AssignServiceIds(&scaled);  // bert, bert#2, ...
   HX_ASSIGN_OR_RETURN(share::ShareProblem problem, share::MakeProblem(gpu, scaled, profiles));
   HX_RETURN_IF_ERROR(share::CheckProblemCaps(problem, a.options));
   if (a.simulate) HX_RETURN_IF_ERROR(share::CheckSimulationCaps(problem, a.sim));
@@ -60,12 +86,44 @@ StatusOr<share::ShareProblem> LoadProblem(const ShareArgs& a) {
   return problem;
 }
 
+// The SLO verdict, with a WARNING line per service that misses (stderr too).
+void PrintSloCheck(const share::ShareProblem& problem, const share::SharePlan& plan) {
+  const share::SloCheck& c = plan.slo;
+  if (!c.checked) {
+    std::printf("slo check      not run (--simulate runs the serving simulation)\n");
+    return;
+  }
+  std::printf("slo check      %s: %s, compliance %.4f (%s)\n",
+              c.verified ? "every service meets its SLO" : "MISSED", c.how.c_str(),
+              c.slo_compliance,
+              c.repair_rounds > 0
+                  ? ("after " + std::to_string(c.repair_rounds) + " rounds of added capacity").c_str()
+                  : "as planned");
+  for (size_t i = 0; i < problem.services.size() && i < c.meets_slo.size(); ++i) {
+    if (c.meets_slo[i]) continue;
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "WARNING        %s misses its SLO: p99 %s ms > %s ms (compliance %.3f)",
+                  problem.services[i].name.c_str(), FormatNumber(c.p99_ms[i], 1).c_str(),
+                  FormatNumber(problem.services[i].slo_ms, 1).c_str(), c.compliance[i]);
+    std::printf("%s\n", line);
+    std::fprintf(stderr, "%s\n", line);
+  }
+}
+
 void PrintPlanText(const share::ShareProblem& problem, const share::ShareOptions& options,
                    const share::SharePlan& plan) {
   const auto& m = plan.metrics;
   std::printf("algorithm      %s (%s)\n", plan.algo.c_str(), plan.mig ? "MIG + MPS" : "MPS only");
   std::printf("gpu            %s, slo-factor %.2f\n", problem.gpu.name.c_str(), options.slo_factor);
-  std::printf("gpus           %d%s\n", m.gpus, plan.proven_optimal ? " (proven minimal)" : "");
+  if (m.gpus == 0 && !plan.unsupported.empty()) {
+    std::printf("gpus           cannot serve this scenario (%zu of %zu services unsupported)\n",
+                plan.unsupported.size(), problem.services.size());
+  } else {
+    std::printf("gpus           %d%s\n", m.gpus,
+                plan.proven_optimal ? (" (proven minimal under " + plan.minimal_under + ")").c_str()
+                                    : "");
+  }
   std::printf("gpcs           %d of %d\n", m.gpcs, m.gpus * 7);
   std::printf("external frag  %.3f\ninternal slack %.3f\nscheduling     %s ms\n",
               m.external_fragmentation, m.internal_slack,
@@ -75,6 +133,12 @@ void PrintPlanText(const share::ShareProblem& problem, const share::ShareOptions
   }
   for (const auto& v : share::PlanViolations(problem, options, plan)) {
     std::printf("VIOLATION      %s\n", v.c_str());
+  }
+  PrintSloCheck(problem, plan);
+  if (!plan.gpus.empty()) {
+    std::printf("legend         GPU g LAYOUT: [slot] service SIZEg bBATCH xPROCS = a MIG instance of\n"
+                "               SIZE GPCs at start memory slice `slot` running PROCS MPS processes\n"
+                "               of the service, each taking batches of up to BATCH requests\n");
   }
   for (size_t g = 0; g < plan.gpus.size(); ++g) {
     std::printf("GPU %-3zu %s:", g,
@@ -128,6 +192,92 @@ int RunCompare(const ShareArgs& a, const share::ShareProblem& problem) {
   return 0;
 }
 
+// Validates and renders every requested deployment output of `plan` (only the GPUs of `scope`)
+// before writing any of them.
+Status WriteOutputs(const ShareArgs& a, const share::ShareProblem& problem,
+                    const share::SharePlan& plan, const share::DeployScope& scope,
+                    OutputFiles* outputs) {
+  std::vector<std::pair<std::string, std::string>> files;
+  if (!a.mig_parted.empty()) {
+    auto yaml = share::MigPartedYaml(problem, plan, "hexplan-" + a.scenario, scope);
+    if (!yaml.ok()) return yaml.status().WithContext("--mig-parted");
+    files.push_back({a.mig_parted, *yaml});
+  }
+  if (!a.deploy.empty()) {
+    auto script = share::DeploymentScript(problem, plan, scope);
+    if (!script.ok()) return script.status().WithContext("--deploy");
+    files.push_back({a.deploy, *script});
+  }
+  if (!a.svg.empty()) {
+    if (plan.mig) HX_RETURN_IF_ERROR(share::ValidateForDeployment(problem, plan).WithContext("--svg"));
+    files.push_back({a.svg, share::PlanSvg(problem, plan,
+                                           a.scenario + " on " + problem.gpu.name + ": " +
+                                               plan.algo + ", " +
+                                               std::to_string(plan.metrics.gpus) + " GPUs")});
+  }
+  for (const auto& [path, text] : files) HX_RETURN_IF_ERROR(outputs->Stage(path, text));
+  return CommitOutputs(*outputs);
+}
+
+// Runs the serving simulation (the judge) on `plan`, records its verdict in plan->slo and returns
+// the JSON of its per-service statistics.
+StatusOr<nlohmann::json> SimulateJson(const ShareArgs& a, const share::ShareProblem& problem,
+                                      share::SharePlan* plan) {
+  HX_ASSIGN_OR_RETURN(auto sim, share::SimulateServing(problem, *plan, a.sim));
+  share::RecordSimulation(sim, a.sim, &plan->slo);
+  nlohmann::json sj;
+  sj["arrivals"] = a.sim.arrivals;
+  sj["seconds"] = a.sim.duration_s;
+  sj["seeds"] = a.sim.seeds;
+  sj["slo_compliance"] = sim.slo_compliance;
+  sj["verified"] = sim.verified;
+  sj["services"] = nlohmann::json::array();
+  for (const auto& s : sim.services) {
+    sj["services"].push_back({{"service", s.service},
+                              {"requests", s.requests},
+                              {"slo_ms", s.slo_ms},
+                              {"slo_compliance", s.slo_compliance},
+                              {"p50_ms", s.p50_ms},
+                              {"p95_ms", s.p95_ms},
+                              {"p99_ms", s.p99_ms},
+                              {"max_ms", s.max_ms},
+                              {"meets_slo", s.meets_slo}});
+  }
+  return sj;
+}
+
+StatusOr<nlohmann::json> PlacementsJson(const share::ShareProblem& problem,
+                                        const share::SharePlan& plan) {
+  HX_ASSIGN_OR_RETURN(auto rows, share::Placements(problem, plan));
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& r : rows) {
+    out.push_back({{"gpu", r.gpu},
+                   {"start", r.start},
+                   {"profile", r.profile},
+                   {"gi_profile_id", r.gi_profile_id},
+                   {"service", r.service},
+                   {"batch", r.batch},
+                   {"mps_processes", r.processes}});
+  }
+  return out;
+}
+
+void PrintSimulationText(const ShareArgs& a, const nlohmann::json& sj) {
+  std::printf("simulation     %s arrivals, %.1f s x %d seeds: SLO compliance %.4f\n",
+              a.sim.arrivals.c_str(), a.sim.duration_s, a.sim.seeds,
+              sj["slo_compliance"].get<double>());
+  for (const auto& s : sj["services"]) {
+    std::printf("  %-12s %7lld req  compliance %.4f  p50 %7s  p99 %7s  SLO %7s ms%s\n",
+                s["service"].get<std::string>().c_str(),
+                static_cast<long long>(s["requests"].get<int64_t>()),
+                s["slo_compliance"].get<double>(),
+                FormatNumber(s["p50_ms"].get<double>(), 1).c_str(),
+                FormatNumber(s["p99_ms"].get<double>(), 1).c_str(),
+                FormatNumber(s["slo_ms"].get<double>(), 1).c_str(),
+                s["meets_slo"].get<bool>() ? "" : "  MISSED");
+  }
+}
+
 int RunShare(const ShareArgs& a) {
   Status st = a.options.Validate();
   OutputFiles outputs;
@@ -139,108 +289,53 @@ int RunShare(const ShareArgs& a) {
   if (a.compare) return RunCompare(a, *problem);
   auto plan = share::PlanShare(*problem, a.options);
   if (!plan.ok()) return ReportError(plan.status());
-
-  // Validate and render every requested deployment output before writing any of them.
-  std::vector<std::pair<std::string, std::string>> files;
-  if (!a.mig_parted.empty()) {
-    auto yaml = share::MigPartedYaml(*problem, *plan, "hexplan-" + a.scenario);
-    if (!yaml.ok()) return ReportError(yaml.status().WithContext("--mig-parted"));
-    files.push_back({a.mig_parted, *yaml});
-  }
-  if (!a.deploy.empty()) {
-    auto script = share::DeploymentScript(*problem, *plan);
-    if (!script.ok()) return ReportError(script.status().WithContext("--deploy"));
-    files.push_back({a.deploy, *script});
-  }
-  if (!a.svg.empty()) {
-    if (plan->mig) {
-      Status v = share::ValidateForDeployment(*problem, *plan);
-      if (!v.ok()) return ReportError(v.WithContext("--svg"));
-    }
-    files.push_back(
-        {a.svg, share::PlanSvg(*problem, *plan,
-                               a.scenario + " on " + problem->gpu.name + ": " + plan->algo + ", " +
-                                   std::to_string(plan->metrics.gpus) + " GPUs")});
-  }
-  for (const auto& [path, text] : files) {
-    Status w = outputs.Stage(path, text);
-    if (!w.ok()) return ReportError(w);
-  }
-  if (Status c = CommitOutputs(outputs); !c.ok()) return ReportError(c);
-
-  nlohmann::json out = nlohmann::json::parse(share::PlanJson(*problem, a.options, *plan));
-  if (plan->mig) {
-    auto rows = share::Placements(*problem, *plan);
-    if (!rows.ok()) return ReportError(rows.status());
-    out["placements"] = nlohmann::json::array();
-    for (const auto& r : *rows) {
-      out["placements"].push_back({{"gpu", r.gpu},
-                                   {"start", r.start},
-                                   {"profile", r.profile},
-                                   {"gi_profile_id", r.gi_profile_id},
-                                   {"service", r.service},
-                                   {"batch", r.batch},
-                                   {"mps_processes", r.processes}});
-    }
-  }
+  nlohmann::json sim_json;
   if (a.simulate) {
-    auto sim = share::SimulateServing(*problem, *plan, a.sim);
-    if (!sim.ok()) return ReportError(sim.status());
-    nlohmann::json sj;
-    sj["arrivals"] = a.sim.arrivals;
-    sj["seconds"] = a.sim.duration_s;
-    sj["slo_compliance"] = sim->slo_compliance;
-    sj["services"] = nlohmann::json::array();
-    for (const auto& s : sim->services) {
-      sj["services"].push_back({{"service", s.service},
-                                {"requests", s.requests},
-                                {"slo_ms", s.slo_ms},
-                                {"slo_compliance", s.slo_compliance},
-                                {"p50_ms", s.p50_ms},
-                                {"p95_ms", s.p95_ms},
-                                {"p99_ms", s.p99_ms},
-                                {"max_ms", s.max_ms}});
-    }
-    out["simulation"] = sj;
+    auto sj = SimulateJson(a, *problem, &*plan);
+    if (!sj.ok()) return ReportError(sj.status());
+    sim_json = *sj;
   }
+  std::optional<share::ReconfigureResult> re;
   if (!a.change.empty()) {
     auto change = share::ParseServiceChange(a.change);
     if (!change.ok()) return ReportError(change.status());
     auto r = share::Reconfigure(*problem, *plan, a.options, *change);
     if (!r.ok()) return ReportError(r.status());
+    re = std::move(*r);
+  }
+  // After --change, the outputs deploy the change: only the GPUs it touches.
+  Status w = re ? WriteOutputs(a, re->problem, re->plan, share::DeployScope::Only(re->touched),
+                               &outputs)
+                : WriteOutputs(a, *problem, *plan, {}, &outputs);
+  if (!w.ok()) return ReportError(w);
+
+  nlohmann::json out = nlohmann::json::parse(share::PlanJson(*problem, a.options, *plan));
+  if (plan->mig) {
+    auto rows = PlacementsJson(*problem, *plan);
+    if (!rows.ok()) return ReportError(rows.status());
+    out["placements"] = *rows;
+  }
+  if (a.simulate) out["simulation"] = sim_json;
+  if (re) {
     out["reconfiguration"] = {
         {"change", a.change},
-        {"touched_gpus", r->touched},
-        {"released_gpus", r->released},
-        {"added_gpus", r->added},
-        {"plan", nlohmann::json::parse(share::PlanJson(r->problem, a.options, r->plan))}};
+        {"touched_gpus", re->touched},
+        {"released_gpus", re->released},
+        {"added_gpus", re->added},
+        {"plan", nlohmann::json::parse(share::PlanJson(re->problem, a.options, re->plan))}};
   }
-
   if (a.json) {
     std::printf("%s\n", DumpJson(out, 2).c_str());
     return 0;
   }
   PrintPlanText(*problem, a.options, *plan);
-  if (out.contains("simulation")) {
-    const auto& sj = out["simulation"];
-    std::printf("simulation     %s arrivals, %.1f s: SLO compliance %.4f\n", a.sim.arrivals.c_str(),
-                a.sim.duration_s, sj["slo_compliance"].get<double>());
-    for (const auto& s : sj["services"]) {
-      std::printf("  %-12s %7lld req  compliance %.4f  p50 %7s  p99 %7s  SLO %7s ms\n",
-                  s["service"].get<std::string>().c_str(),
-                  static_cast<long long>(s["requests"].get<int64_t>()),
-                  s["slo_compliance"].get<double>(),
-                  FormatNumber(s["p50_ms"].get<double>(), 1).c_str(),
-                  FormatNumber(s["p99_ms"].get<double>(), 1).c_str(),
-                  FormatNumber(s["slo_ms"].get<double>(), 1).c_str());
-    }
-  }
-  if (out.contains("reconfiguration")) {
-    const auto& rj = out["reconfiguration"];
+  if (a.simulate) PrintSimulationText(a, sim_json);
+  if (re) {
     std::printf("reconfigured   %s: touched GPUs %s, released %s, added %s, now %d GPUs\n",
-                a.change.c_str(), DumpJson(rj["touched_gpus"]).c_str(),
-                DumpJson(rj["released_gpus"]).c_str(), DumpJson(rj["added_gpus"]).c_str(),
-                rj["plan"]["gpus"].get<int>());
+                a.change.c_str(), DumpJson(nlohmann::json(re->touched)).c_str(),
+                DumpJson(nlohmann::json(re->released)).c_str(),
+                DumpJson(nlohmann::json(re->added)).c_str(), re->plan.metrics.gpus);
+    if (re->plan.slo.checked) PrintSloCheck(re->problem, re->plan);
   }
   return 0;
 }
@@ -292,9 +387,18 @@ Command AddShareCommand(CLI::App& root) {
   app->add_option("--arrivals", a->sim.arrivals, "simulation arrivals: poisson or bursty")
       ->capture_default_str();
   app->add_option("--sim-seconds", a->sim.duration_s, "simulated seconds")->capture_default_str();
-  app->add_option("--seed", a->sim.seed, "simulation seed")->capture_default_str();
+  app->add_option("--seed", a->sim.seed, "simulation seed (the first, with --seeds)")
+      ->capture_default_str();
+  app->add_option("--seeds", a->sim.seeds, "simulations, seeds seed..seed+N-1 (at most 10)")
+      ->capture_default_str();
+  app->add_option("--verify-seeds", a->options.verify_seeds,
+                  "hexplan's own SLO check: seeds 1..N of Poisson arrivals (0: off, at most 10)")
+      ->capture_default_str();
+  app->add_option("--verify-seconds", a->options.verify_seconds,
+                  "hexplan's own SLO check: simulated seconds per seed")
+      ->capture_default_str();
   app->add_option("--change", a->change,
-                  "reconfigure after changing one service: NAME:rate=R,slo=S (§III-F)");
+                  "reconfigure after changing one service: ID:rate=R,slo=S (§III-F; ID as listed, e.g. bert#2)");
   app->footer(AlgorithmsFooter());
   return {app, [a]() { return RunShare(*a); }};
 }

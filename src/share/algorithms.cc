@@ -8,6 +8,7 @@
 #include "hexplan/share/baselines.h"
 #include "hexplan/share/configurator.h"
 #include "hexplan/share/exact.h"
+#include "hexplan/share/slo_repair.h"
 
 namespace hx::share {
 namespace {
@@ -122,14 +123,30 @@ StatusOr<SharePlan> PlanExactPack(const ShareProblem& problem, const ShareOption
                      CountsOf(problem.services.size(), ConfigureSegments(problem, triplets)));
 }
 
+constexpr char kLatencyBudget[] =
+    "the latency budget (batch latency < slo-factor x SLO, capacity >= rate)";
+
 StatusOr<SharePlan> PlanExact(const ShareProblem& problem, const ShareOptions& options) {
   HX_ASSIGN_OR_RETURN(auto triplets, DecideTriplets(problem, options, options.max_processes));
-  return SearchFewestGpus(problem, triplets, options, options.exact_node_limit);
+  SharePlan plan = SearchFewestGpus(problem, triplets, options, options.exact_node_limit);
+  plan.minimal_under = kLatencyBudget;
+  return plan;
 }
 
+// The search sized by the latency budget, then verified and repaired in the serving simulation
+// (slo_repair.h): services that miss are sized for more than their rate.
 StatusOr<SharePlan> PlanHexplan(const ShareProblem& problem, const ShareOptions& options) {
-  HX_ASSIGN_OR_RETURN(auto triplets, DecideTriplets(problem, options, options.max_processes));
-  return SearchFewestGpus(problem, triplets, options, options.node_limit);
+  auto search = [&](const ShareProblem& sized) -> StatusOr<SharePlan> {
+    HX_ASSIGN_OR_RETURN(auto triplets, DecideTriplets(sized, options, options.max_processes));
+    return SearchFewestGpus(sized, triplets, options, options.node_limit);
+  };
+  HX_ASSIGN_OR_RETURN(SharePlan plan, PlanMeetingSlos(problem, options, search));
+  const bool sized_up = std::any_of(plan.slo.headroom.begin(), plan.slo.headroom.end(),
+                                    [](double h) { return h > 1; });
+  plan.minimal_under = sized_up ? "the latency budget at the verified headroom (capacity >= "
+                                  "headroom x rate, per service)"
+                                : kLatencyBudget;
+  return plan;
 }
 
 }  // namespace

@@ -48,6 +48,12 @@ Status CheckProblemCaps(const ShareProblem& problem, const ShareOptions& options
       return InvalidArgument("service '" + s.name + "': rate " + Num(s.rate) +
                              " req/s: expected a rate in (0, " + Num(kMaxServiceRate) + "]");
     }
+    if (options.verify_seeds > 0 && s.rate * options.verify_seconds > kMaxSimulatedRequests) {
+      return InvalidArgument("--verify-seconds " + Num(options.verify_seconds) + " at service '" +
+                             s.name + "''s " + Num(s.rate) + " req/s is " +
+                             Num(s.rate * options.verify_seconds) +
+                             " simulated requests per seed; at most " + Num(kMaxSimulatedRequests));
+    }
     const double limit = s.slo_ms * options.slo_factor;
     const TripletArray any = TripletDecision(problem.profiles[i], limit, options.max_processes);
     const TripletArray single = TripletDecision(problem.profiles[i], limit, 1);

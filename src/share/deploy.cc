@@ -19,6 +19,18 @@ std::string ProfileName(const ShareProblem& problem, const PlacedSegment& s) {
   return p != nullptr ? p->name : std::to_string(s.triplet.gpcs) + "g";
 }
 
+// The GPU numbers `scope` covers, in order.
+std::vector<int> ScopeGpus(const SharePlan& plan, const DeployScope& scope) {
+  if (!scope.all) {
+    std::vector<int> g = scope.gpus;
+    std::sort(g.begin(), g.end());
+    return g;
+  }
+  std::vector<int> g(plan.gpus.size());
+  for (size_t i = 0; i < g.size(); ++i) g[i] = static_cast<int>(i);
+  return g;
+}
+
 }  // namespace
 
 Status ValidateForDeployment(const ShareProblem& problem, const SharePlan& plan) {
@@ -34,18 +46,20 @@ Status ValidateForDeployment(const ShareProblem& problem, const SharePlan& plan)
 }
 
 StatusOr<std::string> MigPartedYaml(const ShareProblem& problem, const SharePlan& plan,
-                                    const std::string& config_name) {
+                                    const std::string& config_name, const DeployScope& scope) {
   HX_RETURN_IF_ERROR(ValidateForDeployment(problem, plan));
   YAML::Emitter out;
   out << YAML::BeginMap << YAML::Key << "version" << YAML::Value << "v1";
   out << YAML::Key << "mig-configs" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << config_name << YAML::Value << YAML::BeginSeq;
-  for (size_t g = 0; g < plan.gpus.size(); ++g) {
+  for (int g : ScopeGpus(plan, scope)) {
     std::map<std::string, int> counts;
-    for (const auto& s : plan.gpus[g].segments) counts[ProfileName(problem, s)]++;
+    if (g < static_cast<int>(plan.gpus.size())) {
+      for (const auto& s : plan.gpus[g].segments) counts[ProfileName(problem, s)]++;
+    }
     out << YAML::BeginMap;
-    out << YAML::Key << "devices" << YAML::Value << YAML::Flow << YAML::BeginSeq
-        << static_cast<int>(g) << YAML::EndSeq;
+    out << YAML::Key << "devices" << YAML::Value << YAML::Flow << YAML::BeginSeq << g
+        << YAML::EndSeq;
     out << YAML::Key << "mig-enabled" << YAML::Value << true;
     out << YAML::Key << "mig-devices" << YAML::Value << YAML::BeginMap;
     for (const auto& [name, n] : counts) out << YAML::Key << name << YAML::Value << n;
@@ -74,21 +88,27 @@ StatusOr<std::vector<PlacementRow>> Placements(const ShareProblem& problem, cons
   return rows;
 }
 
-StatusOr<std::string> DeploymentScript(const ShareProblem& problem, const SharePlan& plan) {
-  HX_ASSIGN_OR_RETURN(auto rows, Placements(problem, plan));
+StatusOr<std::string> DeploymentScript(const ShareProblem& problem, const SharePlan& plan,
+                                       const DeployScope& scope) {
+  HX_ASSIGN_OR_RETURN(auto all_rows, Placements(problem, plan));
+  const std::vector<int> gpus = ScopeGpus(plan, scope);
+  std::vector<PlacementRow> rows;
+  for (const auto& r : all_rows) {
+    if (std::binary_search(gpus.begin(), gpus.end(), r.gpu)) rows.push_back(r);
+  }
   std::ostringstream o;
   o << "#!/bin/sh\n# hexplan share: " << plan.algo << " plan, " << plan.gpus.size() << " x "
-    << problem.gpu.name << "\nset -e\n";
-  int last_gpu = -1;
-  for (const auto& r : rows) {
-    if (r.gpu != last_gpu) {
-      o << "\n# GPU " << r.gpu << "\nnvidia-smi -i " << r.gpu << " -mig 1\n"
-        << "nvidia-smi mig -i " << r.gpu << " -dci || true\nnvidia-smi mig -i " << r.gpu
-        << " -dgi || true\n";
-      last_gpu = r.gpu;
+    << problem.gpu.name;
+  if (!scope.all) o << "; only the " << gpus.size() << " GPUs that change (others keep running)";
+  o << "\nset -e\n";
+  for (int g : gpus) {
+    o << "\n# GPU " << g << "\nnvidia-smi -i " << g << " -mig 1\n"
+      << "nvidia-smi mig -i " << g << " -dci || true\nnvidia-smi mig -i " << g << " -dgi || true\n";
+    for (const auto& r : rows) {
+      if (r.gpu != g) continue;
+      o << "nvidia-smi mig -i " << r.gpu << " -cgi " << r.gi_profile_id << ":" << r.start
+        << " -C   # " << r.profile << " at slot " << r.start << ": " << r.service << "\n";
     }
-    o << "nvidia-smi mig -i " << r.gpu << " -cgi " << r.gi_profile_id << ":" << r.start
-      << " -C   # " << r.profile << " at slot " << r.start << ": " << r.service << "\n";
   }
   o << "\n# MPS: one control daemon per MIG device (set CUDA_VISIBLE_DEVICES to the device's MIG "
        "UUID from `nvidia-smi -L`)\n";
@@ -116,7 +136,13 @@ std::string PlanJson(const ShareProblem& problem, const ShareOptions& options,
   j["scheduling_time_ms"] = plan.metrics.scheduling_time_ms;
   j["lower_bound"] = plan.lower_bound;
   j["proven_optimal"] = plan.proven_optimal;
+  if (plan.proven_optimal && !plan.minimal_under.empty()) j["minimal_under"] = plan.minimal_under;
   if (!plan.note.empty()) j["note"] = plan.note;
+  const SloCheck& slo = plan.slo;
+  j["verified"] = slo.checked && slo.verified;
+  j["slo_compliance"] = slo.checked ? nlohmann::json(slo.slo_compliance) : nlohmann::json();
+  j["verification"] = slo.checked ? nlohmann::json(slo.how) : nlohmann::json("none");
+  if (slo.checked) j["repair_rounds"] = slo.repair_rounds;
   j["slo_violations"] = PlanViolations(problem, options, plan);
   j["unsupported"] = nlohmann::json::array();
   for (const auto& u : plan.unsupported) {
@@ -126,8 +152,16 @@ std::string PlanJson(const ShareProblem& problem, const ShareOptions& options,
   const auto cap = ServiceCapacity(problem, plan);
   for (size_t i = 0; i < problem.services.size(); ++i) {
     const auto& s = problem.services[i];
-    j["services"].push_back(
-        {{"name", s.name}, {"rate", s.rate}, {"slo_ms", s.slo_ms}, {"capacity", cap[i]}});
+    nlohmann::json sj = {
+        {"name", s.name}, {"rate", s.rate}, {"slo_ms", s.slo_ms}, {"capacity", cap[i]}};
+    if (s.Model() != s.name) sj["model"] = s.Model();
+    if (slo.checked && i < slo.p99_ms.size()) {
+      sj["slo_compliance"] = slo.compliance[i];
+      sj["p99_ms"] = slo.p99_ms[i];
+      sj["meets_slo"] = static_cast<bool>(slo.meets_slo[i]);
+    }
+    if (i < slo.headroom.size()) sj["headroom"] = slo.headroom[i];
+    j["services"].push_back(sj);
   }
   j["layout"] = nlohmann::json::array();
   for (size_t g = 0; g < plan.gpus.size(); ++g) {

@@ -39,6 +39,17 @@ Status ShareOptions::Validate() const {
                            ", got " + std::to_string(node_limit));
   }
   if (exact_node_limit < 1) return InvalidArgument("exact_node_limit: expected >= 1");
+  if (verify_seeds < 0 || verify_seeds > kMaxSimSeeds) {
+    return InvalidArgument("--verify-seeds: expected 0.." + std::to_string(kMaxSimSeeds) +
+                           ", got " + std::to_string(verify_seeds));
+  }
+  if (!(verify_seconds > 0 && verify_seconds <= kMaxSimSeconds)) {
+    return InvalidArgument("--verify-seconds: expected a duration in (0, 1e6], got " +
+                           std::to_string(verify_seconds));
+  }
+  if (!(verify_margin >= 0 && verify_margin < 1)) {
+    return InvalidArgument("verify_margin: expected a value in [0, 1)");
+  }
   return ShareAlgorithmRegistry().Find(algo).status();
 }
 
@@ -49,10 +60,10 @@ StatusOr<ShareProblem> MakeProblem(const GpuModel& gpu, const std::vector<Servic
   std::string missing;
   for (const auto& s : services) {
     auto it = std::find_if(profiles.begin(), profiles.end(),
-                           [&](const ServiceProfile& pr) { return pr.model == s.name; });
+                           [&](const ServiceProfile& pr) { return pr.model == s.Model(); });
     if (it == profiles.end()) {
-      missing += "\n  service '" + s.name + "': no profile (expected " + s.name + ".csv or " +
-                 s.name + ".json in the profile directory)";
+      missing += "\n  service '" + s.name + "': no profile (expected " + s.Model() + ".csv or " +
+                 s.Model() + ".json in the profile directory)";
       continue;
     }
     p.services.push_back(s);

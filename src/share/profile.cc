@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -300,6 +301,18 @@ StatusOr<std::vector<Service>> ReadSloScenario(const std::string& rates_path,
     out.push_back(s);
   }
   return out;
+}
+
+void AssignServiceIds(std::vector<Service>* services) {
+  std::map<std::string, int> count, seen;
+  for (Service& s : *services) {
+    if (s.model.empty()) s.model = s.name;
+    ++count[s.model];
+  }
+  for (Service& s : *services) {
+    const int k = ++seen[s.model];
+    s.name = count[s.model] == 1 ? s.model : s.model + "#" + std::to_string(k);
+  }
 }
 
 }  // namespace hx::share

@@ -8,6 +8,7 @@
 #include "hexplan/share/allocator.h"
 #include "hexplan/share/caps.h"
 #include "hexplan/share/configurator.h"
+#include "hexplan/share/slo_repair.h"
 
 namespace hx::share {
 
@@ -43,15 +44,99 @@ StatusOr<ServiceChange> ParseServiceChange(const std::string& text) {
   return c;
 }
 
+StatusOr<int> FindServiceById(const ShareProblem& problem, const std::string& id) {
+  std::vector<int> same_model;
+  std::string ids;
+  for (size_t i = 0; i < problem.services.size(); ++i) {
+    const Service& s = problem.services[i];
+    if (s.name == id) return static_cast<int>(i);
+    if (s.Model() == id) same_model.push_back(static_cast<int>(i));
+    ids += (ids.empty() ? "" : ", ") + s.name;
+  }
+  if (same_model.size() == 1) return same_model.front();
+  if (same_model.size() > 1) {
+    std::string list;
+    for (int i : same_model) list += (list.empty() ? "" : ", ") + problem.services[i].name;
+    return InvalidArgument("--change: '" + id + "' is ambiguous: " +
+                           std::to_string(same_model.size()) + " services run that model (" + list +
+                           "); name one by its id");
+  }
+  return NotFound("--change: no service '" + id + "' in the scenario (services: " + ids + ")");
+}
+
+namespace {
+
+// Removes `sid`'s segments that no longer meet `limit_ms`, then, largest first, those not needed
+// for `target` req/s. Returns the capacity left.
+double TrimSegments(int sid, double limit_ms, double target, std::vector<GpuAssignment>* gpus) {
+  double cap = 0;
+  std::vector<std::pair<int, size_t>> mine;  // (gpu, index)
+  for (size_t g = 0; g < gpus->size(); ++g) {
+    auto& segs = (*gpus)[g].segments;
+    std::erase_if(segs, [&](const PlacedSegment& s) {
+      return s.service == sid && !(s.triplet.latency_ms < limit_ms);
+    });
+    for (size_t k = 0; k < segs.size(); ++k) {
+      if (segs[k].service == sid) {
+        mine.push_back({static_cast<int>(g), k});
+        cap += segs[k].triplet.throughput;
+      }
+    }
+  }
+  // Largest first; from the last GPU first, so the lower GPUs stay as they are.
+  std::stable_sort(mine.begin(), mine.end(), [&](const auto& a, const auto& b) {
+    const auto& sa = (*gpus)[a.first].segments[a.second];
+    const auto& sb = (*gpus)[b.first].segments[b.second];
+    if (sa.triplet.throughput != sb.triplet.throughput)
+      return sa.triplet.throughput > sb.triplet.throughput;
+    return a.first > b.first;
+  });
+  std::vector<std::pair<int, size_t>> drop;
+  for (const auto& m : mine) {
+    const double tp = (*gpus)[m.first].segments[m.second].triplet.throughput;
+    if (cap - tp >= target - 1e-9) {
+      cap -= tp;
+      drop.push_back(m);
+    }
+  }
+  std::sort(drop.rbegin(), drop.rend());  // erase from the back of each GPU
+  for (const auto& [g, k] : drop) {
+    auto& segs = (*gpus)[g].segments;
+    segs.erase(segs.begin() + static_cast<std::ptrdiff_t>(k));
+  }
+  return cap;
+}
+
+// The segments of a GPU as a comparable key.
+std::vector<std::tuple<int, int, int, int, int>> Key(const GpuAssignment& a) {
+  std::vector<std::tuple<int, int, int, int, int>> k;
+  for (const auto& s : a.segments) {
+    k.emplace_back(s.start, s.service, s.triplet.gpcs, s.triplet.batch, s.triplet.processes);
+  }
+  std::sort(k.begin(), k.end());
+  return k;
+}
+
+void ListChanges(const SharePlan& before, ReconfigureResult* r) {
+  for (size_t g = 0; g < r->plan.gpus.size(); ++g) {
+    const int gi = static_cast<int>(g);
+    if (g >= before.gpus.size()) {
+      r->added.push_back(gi);
+      r->touched.push_back(gi);
+    } else if (Key(r->plan.gpus[g]) != Key(before.gpus[g])) {
+      r->touched.push_back(gi);
+    }
+    if (r->plan.gpus[g].segments.empty()) r->released.push_back(gi);
+  }
+}
+
+}  // namespace
+
 StatusOr<ReconfigureResult> Reconfigure(const ShareProblem& problem, const SharePlan& plan,
                                         const ShareOptions& options, const ServiceChange& change) {
   if (!plan.mig)
     return InvalidArgument("reconfiguration needs a MIG plan, not '" + plan.algo + "'");
-  int sid = -1;
-  for (size_t i = 0; i < problem.services.size(); ++i) {
-    if (problem.services[i].name == change.service) sid = static_cast<int>(i);
-  }
-  if (sid < 0) return NotFound("--change: no service '" + change.service + "' in the scenario");
+  HX_ASSIGN_OR_RETURN(const int sid, FindServiceById(problem, change.service));
   ReconfigureResult r;
   r.problem = problem;
   Service& svc = r.problem.services[sid];
@@ -59,45 +144,29 @@ StatusOr<ReconfigureResult> Reconfigure(const ShareProblem& problem, const Share
   if (change.slo_ms > 0) svc.slo_ms = change.slo_ms;
   HX_RETURN_IF_ERROR(CheckProblemCaps(r.problem, options).WithContext("--change"));
   const int max_procs = plan.algo == "parvagpu-single" ? 1 : options.max_processes;
-  const TripletArray t =
-      TripletDecision(r.problem.profiles[sid], svc.slo_ms * options.slo_factor, max_procs);
-  auto segments = DemandMatching(sid, svc.rate, t);
-  if (segments.empty()) {
+  const double limit = svc.slo_ms * options.slo_factor;
+  const TripletArray t = TripletDecision(r.problem.profiles[sid], limit, max_procs);
+  if (std::none_of(t.begin(), t.end(), [](const Triplet& x) { return x.valid(); })) {
     return InvalidArgument("--change: service '" + svc.name +
-                           "': no profiled configuration meets "
-                           "the new SLO share of " +
-                           std::to_string(svc.slo_ms * options.slo_factor) + " ms");
+                           "': no profiled configuration meets the new SLO share of " +
+                           std::to_string(limit) + " ms");
   }
+  // The capacity the service is sized for: its rate times the headroom the planner verified.
+  const double headroom =
+      static_cast<size_t>(sid) < plan.slo.headroom.size() ? plan.slo.headroom[sid] : 1.0;
   r.plan = plan;
   r.plan.algo = plan.algo + "+reconfigured";
-  for (auto& g : r.plan.gpus) {
-    std::erase_if(g.segments, [&](const PlacedSegment& s) { return s.service == sid; });
-  }
-  // Relocate into the free space; an emptied GPU keeps its number and is reused first-fit.
-  std::vector<GpuAssignment> work = r.plan.gpus;
-  const size_t before = work.size();
-  AllocateSegments(problem.gpu, segments, &work);
-  r.plan.gpus = work;
-  for (size_t g = 0; g < r.plan.gpus.size(); ++g) {
-    auto key = [](const GpuAssignment& a) {
-      std::vector<std::tuple<int, int, int, int, int>> k;
-      for (const auto& s : a.segments) {
-        k.emplace_back(s.start, s.service, s.triplet.gpcs, s.triplet.batch, s.triplet.processes);
-      }
-      std::sort(k.begin(), k.end());
-      return k;
-    };
-    if (g >= before) {
-      r.added.push_back(static_cast<int>(g));
-      r.touched.push_back(static_cast<int>(g));
-    } else if (key(r.plan.gpus[g]) != key(plan.gpus[g])) {
-      r.touched.push_back(static_cast<int>(g));
-    }
-    if (r.plan.gpus[g].segments.empty()) r.released.push_back(static_cast<int>(g));
-  }
+  r.plan.slo = SloCheck{};
+  // Keep the service's segments that still meet the SLO share and are needed; add the missing
+  // capacity as new segments in the free space (first fit, preferred slots, new GPUs last).
+  const double kept = TrimSegments(sid, limit, svc.rate * headroom, &r.plan.gpus);
+  const double missing = svc.rate * headroom - kept;
+  if (missing > 1e-9) AllocateSegments(problem.gpu, DemandMatching(sid, missing, t), &r.plan.gpus);
+  ListChanges(plan, &r);
   // Released GPUs are dropped from the map only at the end, so the numbers of the others hold.
   while (!r.plan.gpus.empty() && r.plan.gpus.back().segments.empty()) r.plan.gpus.pop_back();
   ComputeMetrics(r.problem, &r.plan);
+  if (plan.slo.checked && options.verify_seeds > 0) CheckSlosByClass(r.problem, options, &r.plan);
   return r;
 }
 

@@ -8,6 +8,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <algorithm>
 #include <sstream>
 #include <tuple>
 
@@ -197,6 +198,148 @@ TEST(ReconfigureTest, AChangedRateTouchesOnlyTheGpusThatMustChange) {
   EXPECT_FALSE(ParseServiceChange("resnet50").ok());
   EXPECT_FALSE(ParseServiceChange("resnet50:speed=3").ok());
   EXPECT_FALSE(Reconfigure(problem, plan, o, {"nobody", 10, 0}).ok());
+}
+
+// A plan that misses its SLOs in the serving simulation is reported as missing: per service and
+// overall, and through the plan's JSON.
+TEST(SloVerificationTest, APlanThatMissesIsReportedAsMissing) {
+  ShareProblem problem = testing::Scenario("S3");
+  ShareOptions quick;
+  quick.algo = "parvagpu";
+  SharePlan plan = *PlanShare(problem, quick);
+  for (auto& s : problem.services) s.rate *= 1.5;  // the plan now has 2/3 of the capacity needed
+  ServingSimOptions o;
+  o.duration_s = 2;
+  o.seeds = 2;
+  auto r = SimulateServing(problem, plan, o);
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r->verified);
+  int missed = 0;
+  for (const auto& s : r->services) {
+    EXPECT_EQ(s.meets_slo, s.p99_ms <= s.slo_ms) << s.service;
+    missed += s.meets_slo ? 0 : 1;
+  }
+  EXPECT_GT(missed, 0);
+  RecordSimulation(*r, o, &plan.slo);
+  const auto j = nlohmann::json::parse(PlanJson(problem, quick, plan));
+  EXPECT_FALSE(j["verified"].get<bool>());
+  EXPECT_LT(j["slo_compliance"].get<double>(), 0.9);
+  int json_missed = 0;
+  for (const auto& s : j["services"]) json_missed += s["meets_slo"].get<bool>() ? 0 : 1;
+  EXPECT_EQ(json_missed, missed);
+  // A plan nobody simulated is not called verified.
+  plan.slo = SloCheck{};
+  EXPECT_FALSE(nlohmann::json::parse(PlanJson(problem, quick, plan))["verified"].get<bool>());
+}
+
+// hexplan's planner checks its own plan and adds capacity until every service passes; the serving
+// simulation then agrees.
+TEST(SloVerificationTest, HexplanPlansPassTheirOwnCheckAndTheSimulation) {
+  const ShareProblem problem = testing::Scenario("S5");
+  ShareOptions o;
+  o.algo = "hexplan";
+  o.verify_seconds = 10;
+  o.verify_seeds = 1;
+  auto plan = PlanShare(problem, o);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_TRUE(plan->slo.checked);
+  EXPECT_TRUE(plan->slo.verified);
+  ASSERT_EQ(plan->slo.headroom.size(), problem.services.size());
+  const auto cap = ServiceCapacity(problem, *plan);
+  for (size_t i = 0; i < cap.size(); ++i) {
+    EXPECT_GE(cap[i], problem.services[i].rate * plan->slo.headroom[i] - 1e-6);
+  }
+  ServingSimOptions sim;
+  sim.duration_s = 10;
+  auto r = SimulateServing(problem, *plan, sim);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->verified);
+  // Without the check, the fewest GPUs under the latency budget miss (the S5 finding).
+  o.verify_seeds = 0;
+  auto bare = PlanShare(problem, o);
+  EXPECT_FALSE(bare->slo.checked);
+  EXPECT_FALSE(SimulateServing(problem, *bare, sim)->verified);
+  EXPECT_LE(bare->metrics.gpus, plan->metrics.gpus);
+}
+
+// Unique ids: a model served several times gets model#k; --change takes an id, and a bare model
+// name that several services share is an error listing them.
+TEST(ServiceIdTest, RepeatedModelsGetUniqueIdsAndChangeNeedsOne) {
+  std::vector<Service> services = {{"bert", "", 10, 100}, {"vgg16", "", 10, 100}};
+  services.push_back(services[0]);
+  services.push_back(services[1]);
+  services.push_back({"resnet50", "", 10, 100});
+  AssignServiceIds(&services);
+  std::vector<std::string> ids;
+  for (const auto& s : services) ids.push_back(s.name);
+  EXPECT_EQ(ids, (std::vector<std::string>{"bert#1", "vgg16#1", "bert#2", "vgg16#2", "resnet50"}));
+  EXPECT_EQ(services[2].Model(), "bert");
+  ShareProblem problem = testing::Scenario("S3");
+  std::vector<Service> twice = problem.services;
+  twice.insert(twice.end(), problem.services.begin(), problem.services.end());
+  AssignServiceIds(&twice);
+  std::vector<ServiceProfile> profiles(problem.profiles.begin(), problem.profiles.end());
+  auto scaled = MakeProblem(problem.gpu, twice, profiles);
+  ASSERT_TRUE(scaled.ok()) << scaled.status().message();
+  const int n = static_cast<int>(problem.services.size());
+  EXPECT_EQ(*FindServiceById(*scaled, "bert#2"), n);
+  auto ambiguous = FindServiceById(*scaled, "bert");
+  ASSERT_FALSE(ambiguous.ok());
+  EXPECT_EQ(ambiguous.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(ambiguous.status().message().find("bert#1, bert#2"), std::string::npos);
+  EXPECT_EQ(FindServiceById(*scaled, "nobody").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(*FindServiceById(problem, "bert"), 0);  // served once: the model name is the id
+}
+
+// Minimal change: a rate increase keeps every existing instance where it was (the service's own
+// included) and only adds; a decrease only removes; the mig-parted config and the deployment
+// script of the change cover only the GPUs that change.
+TEST(ReconfigureTest, ARateChangeKeepsEveryOtherInstanceInPlace) {
+  const ShareProblem problem = testing::Scenario("S4");
+  ShareOptions o;
+  o.verify_seeds = 0;
+  o.algo = "hexplan";
+  const SharePlan plan = *PlanShare(problem, o);
+  const int sid = *FindServiceById(problem, "resnet50");
+  auto segments_of = [](const SharePlan& p, size_t g) {
+    std::multiset<std::tuple<int, int, int>> k;
+    if (g < p.gpus.size()) {
+      for (const auto& s : p.gpus[g].segments) k.emplace(s.service, s.start, s.triplet.gpcs);
+    }
+    return k;
+  };
+  for (double factor : {1.3, 0.6}) {
+    auto r = Reconfigure(problem, plan, o,
+                         {"resnet50", problem.services[sid].rate * factor, 0});
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_TRUE(PlanViolations(r->problem, o, r->plan).empty());
+    std::set<int> touched(r->touched.begin(), r->touched.end());
+    ASSERT_FALSE(touched.empty());
+    EXPECT_LT(touched.size(), plan.gpus.size());
+    for (size_t g = 0; g < std::max(plan.gpus.size(), r->plan.gpus.size()); ++g) {
+      const auto before = segments_of(plan, g), after = segments_of(r->plan, g);
+      if (!touched.count(static_cast<int>(g))) EXPECT_EQ(before, after) << "GPU " << g;
+      // Growing only adds, shrinking only removes, and only resnet50's segments.
+      const auto& small = factor > 1 ? before : after;
+      const auto& large = factor > 1 ? after : before;
+      EXPECT_TRUE(std::includes(large.begin(), large.end(), small.begin(), small.end())) << g;
+      for (const auto& k : large) {
+        if (!small.count(k)) EXPECT_EQ(std::get<0>(k), sid) << "GPU " << g;
+      }
+    }
+    auto yaml = MigPartedYaml(r->problem, r->plan, "c", DeployScope::Only(r->touched));
+    ASSERT_TRUE(yaml.ok());
+    const auto devices = YAML::Load(*yaml)["mig-configs"]["c"];
+    ASSERT_EQ(devices.size(), touched.size());
+    for (const auto& d : devices) EXPECT_TRUE(touched.count(d["devices"][0].as<int>()));
+    auto script = DeploymentScript(r->problem, r->plan, DeployScope::Only(r->touched));
+    ASSERT_TRUE(script.ok());
+    for (size_t g = 0; g < plan.gpus.size(); ++g) {
+      const bool mentioned = script->find("nvidia-smi -i " + std::to_string(g) + " ") !=
+                             std::string::npos;
+      EXPECT_EQ(mentioned, touched.count(static_cast<int>(g)) == 1) << "GPU " << g;
+    }
+  }
 }
 
 TEST(ShareCliTest, DefaultsRunScenarioS3FromTheRepoRoot) {

@@ -20,9 +20,11 @@ inline constexpr double kMaxServiceRate = 1e5;
 inline constexpr int kMaxMpsProcesses = 48;
 // --node-limit: the search keeps a memo entry per state.
 inline constexpr int64_t kMaxShareNodeLimit = 10'000'000;
-// --sim-seconds, and the requests a simulation replays (sum of rates x seconds).
+// --sim-seconds, and the requests one seed's simulation replays (sum of rates x seconds; memory).
 inline constexpr double kMaxSimSeconds = 1e6;
 inline constexpr double kMaxSimulatedRequests = 1e7;
+// --seeds: simulations run per plan, one after the other (time).
+inline constexpr int kMaxSimSeeds = 10;
 // Segments all services may need at worst: per service, its rate over the lowest throughput of a
 // profiled point meeting its SLO share (less the MPS interference margin), rounded up, plus one.
 inline constexpr int64_t kMaxShareSegments = 25'000;
@@ -34,7 +36,8 @@ inline constexpr double kMaxCoverChoices = 1e6;
 // point meets; planning names those).
 Status CheckProblemCaps(const ShareProblem& problem, const ShareOptions& options);
 
-// The simulated-request cap (sum of the services' rates x duration_s), and --sim-seconds.
+// The simulated-request cap (sum of the services' rates x duration_s, per seed), --sim-seconds
+// and --seeds.
 Status CheckSimulationCaps(const ShareProblem& problem, const ServingSimOptions& options);
 
 }  // namespace hx::share

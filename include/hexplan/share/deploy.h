@@ -18,8 +18,17 @@ namespace hx::share {
 // Validates every GPU of a MIG plan; MPS plans (gpulet, igniter) have no MIG layout to deploy.
 Status ValidateForDeployment(const ShareProblem& problem, const SharePlan& plan);
 
+// The GPUs a deployment output covers: every GPU of the plan, or only `gpus` (after --change: the
+// GPUs that change; a listed GPU without segments is emptied).
+struct DeployScope {
+  bool all = true;
+  std::vector<int> gpus;
+  static DeployScope Only(std::vector<int> gpus) { return {false, std::move(gpus)}; }
+};
+
 StatusOr<std::string> MigPartedYaml(const ShareProblem& problem, const SharePlan& plan,
-                                    const std::string& config_name);
+                                    const std::string& config_name,
+                                    const DeployScope& scope = {});
 
 struct PlacementRow {
   int gpu = 0;
@@ -32,7 +41,8 @@ struct PlacementRow {
 };
 StatusOr<std::vector<PlacementRow>> Placements(const ShareProblem& problem, const SharePlan& plan);
 
-StatusOr<std::string> DeploymentScript(const ShareProblem& problem, const SharePlan& plan);
+StatusOr<std::string> DeploymentScript(const ShareProblem& problem, const SharePlan& plan,
+                                       const DeployScope& scope = {});
 
 // The plan as JSON: gpus, gpcs, external_fragmentation, internal_slack, scheduling_time_ms,
 // slo_violations (PlanViolations), unsupported, lower_bound, proven_optimal and layout (per GPU:

@@ -47,6 +47,12 @@ struct ShareOptions {
   double interference_margin = 0.1;    // gpulet / igniter: latency and share padding for MPS
   int64_t node_limit = 50000;          // hexplan's search budget (states)
   int64_t exact_node_limit = 4000000;  // the exact bound's budget
+  // hexplan's SLO check (slo_repair.h): Poisson arrivals, `verify_seconds` simulated seconds for
+  // each of the seeds 1..verify_seeds (0: no check); a service passes when its p99 stays within
+  // (1 - verify_margin) x its SLO, otherwise its segments are sized for a higher rate.
+  int verify_seeds = 5;
+  double verify_seconds = 60;
+  double verify_margin = 0.03;
   Status Validate() const;
 };
 
@@ -77,6 +83,19 @@ struct ShareMetrics {
   double scheduling_time_ms = 0;
 };
 
+// What is known of a plan's SLOs in serving (serving_sim.h): `checked` when a simulation judged
+// it. Per service (index as ShareProblem::services): the worst p99 latency over the seeds, the
+// share of requests within the SLO, and the rate multiplier (headroom) its segments were sized for.
+struct SloCheck {
+  bool checked = false;
+  bool verified = false;  // every service's p99 within its SLO
+  std::string how;        // e.g. "planner: poisson, 60 s x seeds 1-5, per segment class"
+  int repair_rounds = 0;  // rounds of added capacity before every service passed
+  double slo_compliance = 0;
+  std::vector<double> p99_ms, compliance, headroom;
+  std::vector<bool> meets_slo;
+};
+
 struct SharePlan {
   std::string algo;
   bool mig = true;  // false: MPS shares without MIG (gpulet, igniter)
@@ -87,7 +106,10 @@ struct SharePlan {
   // count is proven minimal (over segment choices, within the segment model).
   int lower_bound = 0;
   bool proven_optimal = false;
+  // What the GPU count is minimal under when proven_optimal, e.g. "the latency budget".
+  std::string minimal_under;
   std::string note;
+  SloCheck slo;
 };
 
 // Fills plan->metrics (not the scheduling time).

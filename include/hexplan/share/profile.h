@@ -32,10 +32,16 @@ struct ServiceProfile {
 
 // A service to plan: a model with its request rate and SLO latency.
 struct Service {
-  std::string name;  // the model whose profile serves it
-  double rate = 0;   // requests/s
+  std::string name;   // the service's unique id: its model, or `model#k` (AssignServiceIds)
+  std::string model;  // the model whose profile serves it; empty: `name`
+  double rate = 0;    // requests/s
   double slo_ms = 0;
+  const std::string& Model() const { return model.empty() ? name : model; }
 };
+
+// Gives every service a unique id: a model served once keeps its name; a model served n > 1 times
+// gives `model#1` .. `model#n` in order (e.g. `bert#2` when --scale repeats a scenario).
+void AssignServiceIds(std::vector<Service>* services);
 
 StatusOr<ServiceProfile> ReadParvaProfileCsv(const std::string& path);
 StatusOr<ServiceProfile> ReadHexplanProfileJson(const std::string& path);

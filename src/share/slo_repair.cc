@@ -1,0 +1,152 @@
+#include "hexplan/share/slo_repair.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <random>
+#include <tuple>
+
+#include "hexplan/share/serving_sim.h"
+
+namespace hx::share {
+namespace {
+
+// Rounds of added capacity before a plan is reported as not verified, and the most headroom a
+// service is given (1.04^12 ~ 1.6).
+constexpr int kMaxRepairRounds = 12;
+constexpr double kMaxHeadroom = 1.6;
+
+struct ClassResult {
+  double p99_ms = 0;  // worst seed
+  int64_t requests = 0;
+  int64_t met = 0;
+};
+
+// One segment class: the model and SLO, the triplet and the arrival rate it receives.
+using ClassKey = std::tuple<std::string, double, int, int, int, double, double>;
+
+// Simulated segment classes, shared between rounds and between copies of a service (--scale).
+class ClassCache {
+ public:
+  explicit ClassCache(const ShareOptions& options) : options_(options) {}
+
+  const ClassResult& Get(const Service& svc, const Triplet& t, double lambda) {
+    const ClassKey key{svc.Model(), svc.slo_ms, t.gpcs, t.batch, t.processes, t.latency_ms, lambda};
+    auto it = cache_.find(key);
+    if (it == cache_.end()) it = cache_.emplace(key, Simulate(svc.slo_ms, t, lambda)).first;
+    return it->second;
+  }
+
+ private:
+  ClassResult Simulate(double slo_ms, const Triplet& t, double lambda) const {
+    ServingSimOptions sim;
+    sim.duration_s = options_.verify_seconds;
+    ClassResult r;
+    for (int k = 0; k < options_.verify_seeds; ++k) {
+      std::mt19937_64 rng(1 + static_cast<uint64_t>(k));
+      std::vector<double> lat = ServeSegment(t, GenerateArrivals(lambda, sim, &rng));
+      for (double l : lat) r.met += l <= slo_ms ? 1 : 0;
+      r.requests += static_cast<int64_t>(lat.size());
+      r.p99_ms = std::max(r.p99_ms, Percentile(lat, 0.99));
+    }
+    return r;
+  }
+
+  const ShareOptions& options_;
+  std::map<ClassKey, ClassResult> cache_;
+};
+
+// Per service: its segments' triplets with their counts, keyed by (gpcs, batch, processes).
+using Classes = std::map<std::tuple<int, int, int>, std::pair<Triplet, int>>;
+
+std::vector<Classes> ClassesOf(size_t services, const SharePlan& plan) {
+  std::vector<Classes> out(services);
+  for (const auto& g : plan.gpus) {
+    for (const auto& s : g.segments) {
+      const Triplet& t = s.triplet;
+      auto& c = out[s.service][{t.gpcs, t.batch, t.processes}];
+      c.first = t;
+      ++c.second;
+    }
+  }
+  return out;
+}
+
+void Check(const ShareProblem& problem, const ShareOptions& options, ClassCache* cache,
+           SharePlan* plan) {
+  const size_t n = problem.services.size();
+  SloCheck& c = plan->slo;
+  c.checked = true;
+  c.verified = true;
+  c.p99_ms.assign(n, 0.0);
+  c.compliance.assign(n, 0.0);
+  c.meets_slo.assign(n, false);
+  const auto classes = ClassesOf(n, *plan);
+  const auto capacity = ServiceCapacity(problem, *plan);
+  double met_rate = 0, rate = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const Service& svc = problem.services[i];
+    rate += svc.rate;
+    if (classes[i].empty()) {  // unserved
+      c.verified = false;
+      continue;
+    }
+    double within = 0;  // requests/s within the SLO
+    for (const auto& [key, tc] : classes[i]) {
+      const double lambda = svc.rate * tc.first.throughput / capacity[i];
+      const ClassResult& r = cache->Get(svc, tc.first, lambda);
+      c.p99_ms[i] = std::max(c.p99_ms[i], r.p99_ms);
+      within += tc.second * lambda * (r.requests > 0 ? static_cast<double>(r.met) / r.requests : 1);
+    }
+    c.compliance[i] = within / svc.rate;
+    met_rate += within;
+    c.meets_slo[i] = c.p99_ms[i] <= (1 - options.verify_margin) * svc.slo_ms;
+    c.verified = c.verified && c.meets_slo[i];
+  }
+  c.slo_compliance = rate > 0 ? met_rate / rate : 1;
+  char how[160];
+  std::snprintf(how, sizeof how, "planner: poisson, %g s x seeds 1-%d, per segment class, p99 <= %g x SLO",
+                options.verify_seconds, options.verify_seeds, 1 - options.verify_margin);
+  c.how = how;
+}
+
+// The headroom step for a service whose p99 is `p99` against `target`: 4% when close, up to 25%
+// when far (a queue that grows without bound).
+double Step(double p99, double target) {
+  const double ratio = target > 0 ? p99 / target : 2;
+  return std::clamp(1 + 0.1 * (ratio - 1), 1.04, 1.25);
+}
+
+}  // namespace
+
+void CheckSlosByClass(const ShareProblem& problem, const ShareOptions& options, SharePlan* plan) {
+  ClassCache cache(options);
+  Check(problem, options, &cache, plan);
+}
+
+StatusOr<SharePlan> PlanMeetingSlos(const ShareProblem& problem, const ShareOptions& options,
+                                    const PlanFn& plan_fn) {
+  if (options.verify_seeds == 0) return plan_fn(problem);
+  const size_t n = problem.services.size();
+  std::vector<double> headroom(n, 1.0);
+  ClassCache cache(options);
+  for (int round = 0;; ++round) {
+    ShareProblem sized = problem;
+    for (size_t i = 0; i < n; ++i) sized.services[i].rate *= headroom[i];
+    HX_ASSIGN_OR_RETURN(SharePlan plan, plan_fn(sized));
+    Check(problem, options, &cache, &plan);
+    plan.slo.headroom = headroom;
+    plan.slo.repair_rounds = round;
+    if (plan.slo.verified || round == kMaxRepairRounds) return plan;
+    bool raised = false;
+    for (size_t i = 0; i < n; ++i) {
+      if (plan.slo.meets_slo[i] || headroom[i] >= kMaxHeadroom) continue;
+      const double target = (1 - options.verify_margin) * problem.services[i].slo_ms;
+      headroom[i] = std::min(kMaxHeadroom, headroom[i] * Step(plan.slo.p99_ms[i], target));
+      raised = true;
+    }
+    if (!raised) return plan;  // nothing more to try
+  }
+}
+
+}  // namespace hx::share
