@@ -2,8 +2,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "cli/command.h"
 #include "hexplan/core/file_util.h"
@@ -93,12 +93,12 @@ void PrintSloCheck(const share::ShareProblem& problem, const share::SharePlan& p
     std::printf("slo check      not run (--simulate runs the serving simulation)\n");
     return;
   }
-  std::printf("slo check      %s: %s, compliance %.4f (%s)\n",
-              c.verified ? "every service meets its SLO" : "MISSED", c.how.c_str(),
-              c.slo_compliance,
-              c.repair_rounds > 0
-                  ? ("after " + std::to_string(c.repair_rounds) + " rounds of added capacity").c_str()
-                  : "as planned");
+  std::printf(
+      "slo check      %s: %s, compliance %.4f (%s)\n",
+      c.verified ? "every service meets its SLO" : "MISSED", c.how.c_str(), c.slo_compliance,
+      c.repair_rounds > 0
+          ? ("after " + std::to_string(c.repair_rounds) + " rounds of added capacity").c_str()
+          : "as planned");
   for (size_t i = 0; i < problem.services.size() && i < c.meets_slo.size(); ++i) {
     if (c.meets_slo[i]) continue;
     char line[256];
@@ -120,9 +120,9 @@ void PrintPlanText(const share::ShareProblem& problem, const share::ShareOptions
     std::printf("gpus           cannot serve this scenario (%zu of %zu services unsupported)\n",
                 plan.unsupported.size(), problem.services.size());
   } else {
-    std::printf("gpus           %d%s\n", m.gpus,
-                plan.proven_optimal ? (" (proven minimal under " + plan.minimal_under + ")").c_str()
-                                    : "");
+    std::printf(
+        "gpus           %d%s\n", m.gpus,
+        plan.proven_optimal ? (" (proven minimal under " + plan.minimal_under + ")").c_str() : "");
   }
   std::printf("gpcs           %d of %d\n", m.gpcs, m.gpus * 7);
   std::printf("external frag  %.3f\ninternal slack %.3f\nscheduling     %s ms\n",
@@ -136,9 +136,10 @@ void PrintPlanText(const share::ShareProblem& problem, const share::ShareOptions
   }
   PrintSloCheck(problem, plan);
   if (!plan.gpus.empty()) {
-    std::printf("legend         GPU g LAYOUT: [slot] service SIZEg bBATCH xPROCS = a MIG instance of\n"
-                "               SIZE GPCs at start memory slice `slot` running PROCS MPS processes\n"
-                "               of the service, each taking batches of up to BATCH requests\n");
+    std::printf(
+        "legend         GPU g LAYOUT: [slot] service SIZEg bBATCH xPROCS = a MIG instance of\n"
+        "               SIZE GPCs at start memory slice `slot` running PROCS MPS processes\n"
+        "               of the service, each taking batches of up to BATCH requests\n");
   }
   for (size_t g = 0; g < plan.gpus.size(); ++g) {
     std::printf("GPU %-3zu %s:", g,
@@ -209,11 +210,12 @@ Status WriteOutputs(const ShareArgs& a, const share::ShareProblem& problem,
     files.push_back({a.deploy, *script});
   }
   if (!a.svg.empty()) {
-    if (plan.mig) HX_RETURN_IF_ERROR(share::ValidateForDeployment(problem, plan).WithContext("--svg"));
-    files.push_back({a.svg, share::PlanSvg(problem, plan,
-                                           a.scenario + " on " + problem.gpu.name + ": " +
-                                               plan.algo + ", " +
-                                               std::to_string(plan.metrics.gpus) + " GPUs")});
+    if (plan.mig)
+      HX_RETURN_IF_ERROR(share::ValidateForDeployment(problem, plan).WithContext("--svg"));
+    files.push_back(
+        {a.svg, share::PlanSvg(problem, plan,
+                               a.scenario + " on " + problem.gpu.name + ": " + plan.algo + ", " +
+                                   std::to_string(plan.metrics.gpus) + " GPUs")});
   }
   for (const auto& [path, text] : files) HX_RETURN_IF_ERROR(outputs->Stage(path, text));
   return CommitOutputs(*outputs);
@@ -304,9 +306,9 @@ int RunShare(const ShareArgs& a) {
     re = std::move(*r);
   }
   // After --change, the outputs deploy the change: only the GPUs it touches.
-  Status w = re ? WriteOutputs(a, re->problem, re->plan, share::DeployScope::Only(re->touched),
-                               &outputs)
-                : WriteOutputs(a, *problem, *plan, {}, &outputs);
+  Status w =
+      re ? WriteOutputs(a, re->problem, re->plan, share::DeployScope::Only(re->touched), &outputs)
+         : WriteOutputs(a, *problem, *plan, {}, &outputs);
   if (!w.ok()) return ReportError(w);
 
   nlohmann::json out = nlohmann::json::parse(share::PlanJson(*problem, a.options, *plan));
@@ -398,7 +400,8 @@ Command AddShareCommand(CLI::App& root) {
                   "hexplan's own SLO check: simulated seconds per seed")
       ->capture_default_str();
   app->add_option("--change", a->change,
-                  "reconfigure after changing one service: ID:rate=R,slo=S (§III-F; ID as listed, e.g. bert#2)");
+                  "reconfigure after changing one service: ID:rate=R,slo=S (§III-F; ID as listed, "
+                  "e.g. bert#2)");
   app->footer(AlgorithmsFooter());
   return {app, [a]() { return RunShare(*a); }};
 }

@@ -141,10 +141,12 @@ StatusOr<SharePlan> PlanHexplan(const ShareProblem& problem, const ShareOptions&
     return SearchFewestGpus(sized, triplets, options, options.node_limit);
   };
   HX_ASSIGN_OR_RETURN(SharePlan plan, PlanMeetingSlos(problem, options, search));
-  const bool sized_up = std::any_of(plan.slo.headroom.begin(), plan.slo.headroom.end(),
-                                    [](double h) { return h > 1; });
-  plan.minimal_under = sized_up ? "the latency budget at the verified headroom (capacity >= "
-                                  "headroom x rate, per service)"
+  auto not_one = [](double x) { return x != 1; };
+  const bool repaired = std::any_of(plan.slo.headroom.begin(), plan.slo.headroom.end(), not_one) ||
+                        std::any_of(plan.slo.budget.begin(), plan.slo.budget.end(), not_one);
+  plan.minimal_under = repaired ? "the latency budget with the verified per-service headroom and "
+                                  "budgets (capacity >= headroom x rate, batch latency < "
+                                  "slo-factor x budget x SLO)"
                                 : kLatencyBudget;
   return plan;
 }

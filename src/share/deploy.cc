@@ -161,6 +161,7 @@ std::string PlanJson(const ShareProblem& problem, const ShareOptions& options,
       sj["meets_slo"] = static_cast<bool>(slo.meets_slo[i]);
     }
     if (i < slo.headroom.size()) sj["headroom"] = slo.headroom[i];
+    if (i < slo.budget.size()) sj["latency_budget"] = slo.budget[i];
     j["services"].push_back(sj);
   }
   j["layout"] = nlohmann::json::array();

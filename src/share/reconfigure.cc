@@ -57,9 +57,9 @@ StatusOr<int> FindServiceById(const ShareProblem& problem, const std::string& id
   if (same_model.size() > 1) {
     std::string list;
     for (int i : same_model) list += (list.empty() ? "" : ", ") + problem.services[i].name;
-    return InvalidArgument("--change: '" + id + "' is ambiguous: " +
-                           std::to_string(same_model.size()) + " services run that model (" + list +
-                           "); name one by its id");
+    return InvalidArgument("--change: '" + id +
+                           "' is ambiguous: " + std::to_string(same_model.size()) +
+                           " services run that model (" + list + "); name one by its id");
   }
   return NotFound("--change: no service '" + id + "' in the scenario (services: " + ids + ")");
 }

@@ -147,7 +147,7 @@ StatusOr<ServingSimResult> SimulateServing(const ShareProblem& problem, const Sh
   result.verified = true;
   for (size_t i = 0; i < n; ++i) {
     ServiceServingStats& st = result.services[i];
-    st.slo_compliance = segs[i].empty() ? 0.0
+    st.slo_compliance = segs[i].empty()   ? 0.0
                         : st.requests > 0 ? static_cast<double>(met[i]) / st.requests
                                           : 1.0;
     st.meets_slo = !segs[i].empty() && st.p99_ms <= st.slo_ms;

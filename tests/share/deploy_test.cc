@@ -3,12 +3,12 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <algorithm>
 #include <sstream>
 #include <tuple>
 
@@ -23,6 +23,8 @@ namespace {
 SharePlan Plan(const ShareProblem& problem, const std::string& algo) {
   ShareOptions o;
   o.algo = algo;
+  o.verify_seconds = 10;  // hexplan's own SLO check, shortened for the tests
+  o.verify_seeds = 1;
   auto p = PlanShare(problem, o);
   HX_CHECK(p.ok());
   return *p;
@@ -309,8 +311,7 @@ TEST(ReconfigureTest, ARateChangeKeepsEveryOtherInstanceInPlace) {
     return k;
   };
   for (double factor : {1.3, 0.6}) {
-    auto r = Reconfigure(problem, plan, o,
-                         {"resnet50", problem.services[sid].rate * factor, 0});
+    auto r = Reconfigure(problem, plan, o, {"resnet50", problem.services[sid].rate * factor, 0});
     ASSERT_TRUE(r.ok()) << r.status().message();
     EXPECT_TRUE(PlanViolations(r->problem, o, r->plan).empty());
     std::set<int> touched(r->touched.begin(), r->touched.end());
@@ -318,13 +319,17 @@ TEST(ReconfigureTest, ARateChangeKeepsEveryOtherInstanceInPlace) {
     EXPECT_LT(touched.size(), plan.gpus.size());
     for (size_t g = 0; g < std::max(plan.gpus.size(), r->plan.gpus.size()); ++g) {
       const auto before = segments_of(plan, g), after = segments_of(r->plan, g);
-      if (!touched.count(static_cast<int>(g))) EXPECT_EQ(before, after) << "GPU " << g;
+      if (!touched.count(static_cast<int>(g))) {
+        EXPECT_EQ(before, after) << "GPU " << g;
+      }
       // Growing only adds, shrinking only removes, and only resnet50's segments.
       const auto& small = factor > 1 ? before : after;
       const auto& large = factor > 1 ? after : before;
       EXPECT_TRUE(std::includes(large.begin(), large.end(), small.begin(), small.end())) << g;
       for (const auto& k : large) {
-        if (!small.count(k)) EXPECT_EQ(std::get<0>(k), sid) << "GPU " << g;
+        if (!small.count(k)) {
+          EXPECT_EQ(std::get<0>(k), sid) << "GPU " << g;
+        }
       }
     }
     auto yaml = MigPartedYaml(r->problem, r->plan, "c", DeployScope::Only(r->touched));
@@ -335,8 +340,8 @@ TEST(ReconfigureTest, ARateChangeKeepsEveryOtherInstanceInPlace) {
     auto script = DeploymentScript(r->problem, r->plan, DeployScope::Only(r->touched));
     ASSERT_TRUE(script.ok());
     for (size_t g = 0; g < plan.gpus.size(); ++g) {
-      const bool mentioned = script->find("nvidia-smi -i " + std::to_string(g) + " ") !=
-                             std::string::npos;
+      const bool mentioned =
+          script->find("nvidia-smi -i " + std::to_string(g) + " ") != std::string::npos;
       EXPECT_EQ(mentioned, touched.count(static_cast<int>(g)) == 1) << "GPU " << g;
     }
   }

@@ -27,8 +27,7 @@ struct DeployScope {
 };
 
 StatusOr<std::string> MigPartedYaml(const ShareProblem& problem, const SharePlan& plan,
-                                    const std::string& config_name,
-                                    const DeployScope& scope = {});
+                                    const std::string& config_name, const DeployScope& scope = {});
 
 struct PlacementRow {
   int gpu = 0;
