@@ -165,26 +165,37 @@ int RunCompare(const ShareArgs& a, const share::ShareProblem& problem) {
     if (!plan.ok()) return ReportError(plan.status());
     const auto viol = share::PlanViolations(problem, o, *plan);
     std::string notes;
-    if (!plan->unsupported.empty())
+    const bool serves_none = plan->metrics.gpus == 0 && !plan->unsupported.empty();
+    if (serves_none) {
+      notes += "cannot serve the scenario (" + std::to_string(plan->unsupported.size()) +
+               " unsupported) ";
+    } else if (!plan->unsupported.empty()) {
       notes += std::to_string(plan->unsupported.size()) + " unsupported ";
+    }
+    if (plan->slo.checked) notes += plan->slo.verified ? "SLOs verified " : "SLOs MISSED ";
     if (!viol.empty()) notes += std::to_string(viol.size()) + " violations ";
     if (name == "exact" || name == "hexplan") {
       notes +=
           plan->proven_optimal ? "optimal" : "lower bound " + std::to_string(plan->lower_bound);
     }
     if (a.json) {
-      rows.push_back({{"algo", name},
-                      {"gpus", plan->metrics.gpus},
-                      {"gpcs", plan->metrics.gpcs},
-                      {"external_fragmentation", plan->metrics.external_fragmentation},
-                      {"internal_slack", plan->metrics.internal_slack},
-                      {"scheduling_time_ms", plan->metrics.scheduling_time_ms},
-                      {"unsupported", plan->unsupported.size()},
-                      {"slo_violations", viol.size()},
-                      {"proven_optimal", plan->proven_optimal},
-                      {"lower_bound", plan->lower_bound}});
+      rows.push_back(
+          {{"algo", name},
+           {"gpus", plan->metrics.gpus},
+           {"gpcs", plan->metrics.gpcs},
+           {"external_fragmentation", plan->metrics.external_fragmentation},
+           {"internal_slack", plan->metrics.internal_slack},
+           {"scheduling_time_ms", plan->metrics.scheduling_time_ms},
+           {"unsupported", plan->unsupported.size()},
+           {"slo_violations", viol.size()},
+           {"proven_optimal", plan->proven_optimal},
+           {"lower_bound", plan->lower_bound},
+           {"verified", plan->slo.checked && plan->slo.verified},
+           {"slo_compliance",
+            plan->slo.checked ? nlohmann::json(plan->slo.slo_compliance) : nlohmann::json()}});
     } else {
-      std::printf("%-22s %5d %5d %8.3f %8.3f %10.3f %s\n", name.c_str(), plan->metrics.gpus,
+      const std::string gpus = serves_none ? "-" : std::to_string(plan->metrics.gpus);
+      std::printf("%-22s %5s %5d %8.3f %8.3f %10.3f %s\n", name.c_str(), gpus.c_str(),
                   plan->metrics.gpcs, plan->metrics.external_fragmentation,
                   plan->metrics.internal_slack, plan->metrics.scheduling_time_ms, notes.c_str());
     }

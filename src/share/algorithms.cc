@@ -17,7 +17,7 @@ std::vector<Segment> ConfigureSegments(const ShareProblem& problem,
                                        const std::vector<TripletArray>& triplets) {
   std::vector<Segment> segs;
   for (size_t i = 0; i < problem.services.size(); ++i) {
-    auto s = DemandMatching(static_cast<int>(i), problem.services[i].rate, triplets[i]);
+    auto s = DemandMatchingPublished(static_cast<int>(i), problem.services[i].rate, triplets[i]);
     segs.insert(segs.end(), s.begin(), s.end());
   }
   return segs;
@@ -28,8 +28,8 @@ std::vector<Segment> ConfigureSegments(const ShareProblem& problem,
 SharePlan AllocateParvaGpu(const ShareProblem& problem, const std::vector<TripletArray>& triplets,
                            bool optimize, int threshold) {
   SharePlan plan;
-  AllocateSegments(problem.gpu, ConfigureSegments(problem, triplets), &plan.gpus);
-  if (optimize) OptimizeAllocation(problem.gpu, triplets, threshold, &plan.gpus);
+  AllocateBestFit(problem.gpu, ConfigureSegments(problem, triplets), &plan.gpus);
+  if (optimize) OptimizeAllocationPublished(problem.gpu, triplets, threshold, &plan.gpus);
   return plan;
 }
 
@@ -101,8 +101,15 @@ SharePlan SearchFewestGpus(const ShareProblem& problem, const std::vector<Triple
   return plan;
 }
 
+// The published implementation profiles and plans at most 3 MPS processes (MAX_NUM_PROC).
+constexpr int kParvaMaxProcesses = 3;
+
+int ParvaProcesses(const ShareOptions& options) {
+  return options.max_processes > 0 ? options.max_processes : kParvaMaxProcesses;
+}
+
 StatusOr<SharePlan> PlanParvaGpu(const ShareProblem& problem, const ShareOptions& options) {
-  HX_ASSIGN_OR_RETURN(auto triplets, DecideTriplets(problem, options, options.max_processes));
+  HX_ASSIGN_OR_RETURN(auto triplets, DecideTriplets(problem, options, ParvaProcesses(options)));
   return AllocateParvaGpu(problem, triplets, true, options.optimize_threshold);
 }
 
@@ -113,12 +120,12 @@ StatusOr<SharePlan> PlanParvaGpuSingle(const ShareProblem& problem, const ShareO
 
 StatusOr<SharePlan> PlanParvaGpuUnoptimized(const ShareProblem& problem,
                                             const ShareOptions& options) {
-  HX_ASSIGN_OR_RETURN(auto triplets, DecideTriplets(problem, options, options.max_processes));
+  HX_ASSIGN_OR_RETURN(auto triplets, DecideTriplets(problem, options, ParvaProcesses(options)));
   return AllocateParvaGpu(problem, triplets, false, options.optimize_threshold);
 }
 
 StatusOr<SharePlan> PlanExactPack(const ShareProblem& problem, const ShareOptions& options) {
-  HX_ASSIGN_OR_RETURN(auto triplets, DecideTriplets(problem, options, options.max_processes));
+  HX_ASSIGN_OR_RETURN(auto triplets, DecideTriplets(problem, options, ParvaProcesses(options)));
   return PlaceChoice(problem, triplets,
                      CountsOf(problem.services.size(), ConfigureSegments(problem, triplets)));
 }
@@ -166,7 +173,10 @@ const std::vector<ShareAlgorithm>& ShareAlgorithms() {
       {"exact-pack", "ParvaGPU's segments on the fewest GPUs (exact packer)", PlanExactPack},
       {"exact", "the fewest GPUs over all segment choices (branch and bound, exact packer)",
        PlanExact},
-      {"hexplan", "ours: never more GPUs than parvagpu (see docs/sharing.md)", PlanHexplan},
+      {"hexplan",
+       "ours: the fewest GPUs under the latency budget, checked and repaired in the "
+       "serving simulation (docs/sharing.md)",
+       PlanHexplan},
   };
   return algorithms;
 }

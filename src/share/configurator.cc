@@ -51,6 +51,35 @@ std::vector<Segment> DemandMatching(int service, double rate, const TripletArray
   return out;
 }
 
+std::vector<Segment> DemandMatchingPublished(int service, double rate,
+                                             const TripletArray& triplets) {
+  int opt = -1, largest = -1;
+  for (int i = 0; i < kNumInstanceSizes; ++i) {
+    if (!triplets[i].valid()) continue;
+    largest = i;
+    if (opt < 0 ||
+        triplets[i].throughput / triplets[i].gpcs > triplets[opt].throughput / triplets[opt].gpcs) {
+      opt = i;
+    }
+  }
+  std::vector<Segment> out;
+  if (opt < 0) return out;
+  const Triplet& o = triplets[opt];
+  int num = static_cast<int>(std::floor(rate / o.throughput));
+  if (std::fmod(rate, o.throughput) == 0) --num;
+  for (int k = 0; k < num; ++k) out.push_back({service, o});
+  const double left = rate - num * o.throughput;
+  int last = largest;
+  for (int i = 0; i < kNumInstanceSizes; ++i) {
+    if (triplets[i].valid() && triplets[i].throughput >= left) {
+      last = i;
+      break;
+    }
+  }
+  out.push_back({service, triplets[last]});
+  return out;
+}
+
 StatusOr<std::vector<TripletArray>> DecideTriplets(const ShareProblem& problem,
                                                    const ShareOptions& options, int max_processes) {
   std::vector<TripletArray> out;

@@ -143,7 +143,10 @@ StatusOr<ReconfigureResult> Reconfigure(const ShareProblem& problem, const Share
   if (change.rate > 0) svc.rate = change.rate;
   if (change.slo_ms > 0) svc.slo_ms = change.slo_ms;
   HX_RETURN_IF_ERROR(CheckProblemCaps(r.problem, options).WithContext("--change"));
-  const int max_procs = plan.algo == "parvagpu-single" ? 1 : options.max_processes;
+  // The process rule of the algorithm that planned (parvagpu: at most 3, as published).
+  int max_procs = options.max_processes;
+  if (plan.algo == "parvagpu-single") max_procs = 1;
+  if (max_procs == 0 && plan.algo.starts_with("parvagpu")) max_procs = 3;
   const double limit = svc.slo_ms * options.slo_factor;
   const TripletArray t = TripletDecision(r.problem.profiles[sid], limit, max_procs);
   if (std::none_of(t.begin(), t.end(), [](const Triplet& x) { return x.valid(); })) {

@@ -23,6 +23,12 @@ struct Segment {
 // segment that covers what is left. Empty if no triplet is valid.
 std::vector<Segment> DemandMatching(int service, double rate, const TripletArray& triplets);
 
+// Demand Matching as the published implementation does it (github.com/MunQ-Lee/ParvaGPU_SC24,
+// src/configurator.c): floor(rate / tp) optimal segments, one fewer when tp divides the rate, then
+// always the smallest segment that covers the rest (the largest valid one when none covers it).
+std::vector<Segment> DemandMatchingPublished(int service, double rate,
+                                             const TripletArray& triplets);
+
 // The triplets of every service under the options (SLO x slo_factor). Services no configuration can
 // serve are all named in the error.
 StatusOr<std::vector<TripletArray>> DecideTriplets(const ShareProblem& problem,

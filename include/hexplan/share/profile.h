@@ -32,10 +32,10 @@ struct ServiceProfile {
 
 // A service to plan: a model with its request rate and SLO latency.
 struct Service {
-  std::string name;   // the service's unique id: its model, or `model#k` (AssignServiceIds)
-  std::string model;  // the model whose profile serves it; empty: `name`
-  double rate = 0;    // requests/s
+  std::string name;  // the service's unique id: its model, or `model#k` (AssignServiceIds)
+  double rate = 0;   // requests/s
   double slo_ms = 0;
+  std::string model;  // the model whose profile serves it; empty: `name`
   const std::string& Model() const { return model.empty() ? name : model; }
 };
 
