@@ -12,8 +12,8 @@ namespace hx::share {
 namespace {
 
 // Rounds of added capacity before a plan is reported as not verified, and the most headroom a
-// service is given (1.04^12 ~ 1.6).
-constexpr int kMaxRepairRounds = 12;
+// service is given.
+constexpr int kMaxRepairRounds = 20;
 constexpr double kMaxHeadroom = 1.6;
 // Below this load a class that misses is late because of its batch latency, not its queue: the
 // service's latency budget is tightened (by 10% a round, to at most half) instead.
@@ -122,11 +122,11 @@ void Check(const ShareProblem& problem, const ShareOptions& options, ClassCache*
   c.how = how;
 }
 
-// The headroom step for a service whose p99 is `p99` against `target`: 4% when close, up to 25%
-// when far (a queue that grows without bound).
+// The headroom step for a service whose p99 is `p99` against `target`: 3% when close, up to 10%
+// when far (a queue that grows without bound). Small steps: every step may cost GPUs.
 double Step(double p99, double target) {
   const double ratio = target > 0 ? p99 / target : 2;
-  return std::clamp(1 + 0.1 * (ratio - 1), 1.04, 1.25);
+  return std::clamp(1 + 0.1 * (ratio - 1), 1.03, 1.10);
 }
 
 }  // namespace

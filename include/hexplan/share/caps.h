@@ -20,9 +20,10 @@ inline constexpr double kMaxServiceRate = 1e5;
 inline constexpr int kMaxMpsProcesses = 48;
 // --node-limit: the search keeps a memo entry per state.
 inline constexpr int64_t kMaxShareNodeLimit = 10'000'000;
-// --sim-seconds, and the requests one seed's simulation replays (sum of rates x seconds; memory).
+// --sim-seconds, and the requests one seed's simulation replays (sum of rates x seconds): about
+// 10-20 s of simulation in a release build; memory holds one service's requests at a time.
 inline constexpr double kMaxSimSeconds = 1e6;
-inline constexpr double kMaxSimulatedRequests = 1e7;
+inline constexpr double kMaxSimulatedRequests = 1e8;
 // --seeds: simulations run per plan, one after the other (time).
 inline constexpr int kMaxSimSeeds = 10;
 // Segments all services may need at worst: per service, its rate over the lowest throughput of a
