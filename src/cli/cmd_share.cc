@@ -407,6 +407,9 @@ Command AddShareCommand(CLI::App& root) {
   app->add_option("--verify-seeds", a->options.verify_seeds,
                   "hexplan's own SLO check: seeds 1..N of Poisson arrivals (0: off, at most 10)")
       ->capture_default_str();
+  app->add_option("--verify-margin", a->options.verify_margin,
+                  "hexplan's own SLO check: a service passes with p99 <= (1 - margin) x SLO")
+      ->capture_default_str();
   app->add_option("--verify-seconds", a->options.verify_seconds,
                   "hexplan's own SLO check: simulated seconds per seed")
       ->capture_default_str();

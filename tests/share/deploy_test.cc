@@ -359,6 +359,35 @@ TEST(ShareCliTest, DefaultsRunScenarioS3FromTheRepoRoot) {
   std::filesystem::remove_all(dir);
 }
 
+// Default data paths do not depend on the working directory; repeated models get ids that
+// --change takes; a bare model name they share is an error listing them; the text explains the
+// segment notation; an algorithm that serves nothing says so instead of "0 GPUs".
+TEST(ShareCliTest, IdsDefaultPathsLegendAndUnservableScenarios) {
+  const std::string dir = hx::testing::MakeTempDir();
+  auto r = hx::testing::RunCliIn(dir, "share --scenario S1 --algo parvagpu");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("legend"), std::string::npos);
+  EXPECT_NE(r.out.find("bBATCH xPROCS"), std::string::npos);
+  EXPECT_NE(r.out.find("slo check      not run"), std::string::npos);
+  r = hx::testing::RunCli("share --scenario S1 --algo parvagpu --scale 2 --change bert:rate=30");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("bert#1, bert#2"), std::string::npos) << r.err;
+  r = hx::testing::RunCli(
+      "share --scenario S1 --algo parvagpu --scale 2 --json --change "
+      "bert#2:rate=60 --mig-parted " +
+      dir + "/change.yaml");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["services"][0]["name"], "bert#1");
+  EXPECT_EQ(j["services"][0]["model"], "bert");
+  const auto devices = YAML::LoadFile(dir + "/change.yaml")["mig-configs"]["hexplan-S1"];
+  EXPECT_EQ(devices.size(), j["reconfiguration"]["touched_gpus"].size());
+  r = hx::testing::RunCli("share --scenario S5 --algo igniter");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("cannot serve this scenario"), std::string::npos) << r.out;
+  std::filesystem::remove_all(dir);
+}
+
 TEST(ShareCliTest, BadInputsExitTwoWithAClearMessage) {
   auto r = hx::testing::RunCli("share --scenario S9");
   EXPECT_EQ(r.exit_code, 2);

@@ -7,7 +7,9 @@
 //    (rate x throughput / capacity), so identical segments behave alike; each distinct segment
 //    (triplet and share) is simulated once, for `verify_seconds` and each seed 1..verify_seeds;
 //    a service passes when every one of its segment classes keeps its p99 within
-//    (1 - verify_margin) x SLO (the p99 of a mix of classes is at most the worst class's p99);
+//    (1 - verify_margin) x SLO (the p99 of a mix of classes is at most the worst class's p99) and
+//    its load (arrivals x batch latency / (batch x processes)) at most 0.91, beyond which the p99
+//    varies too much between runs to be vouched for;
 //  - a service that misses has its segments sized for a higher rate (headroom x rate, by 3-10%
 //    a round) when its worst class is loaded (>= 80% of its batch capacity), or else, when the
 //    batch latency itself is too long, a tighter latency budget (SLO x 0.9 a round, to half); the
