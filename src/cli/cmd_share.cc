@@ -101,11 +101,14 @@ void PrintSloCheck(const share::ShareProblem& problem, const share::SharePlan& p
           : "as planned");
   for (size_t i = 0; i < problem.services.size() && i < c.meets_slo.size(); ++i) {
     if (c.meets_slo[i]) continue;
-    char line[256];
+    char line[320];
+    const bool late = c.p99_ms[i] > problem.services[i].slo_ms;
     std::snprintf(line, sizeof line,
-                  "WARNING        %s misses its SLO: p99 %s ms > %s ms (compliance %.3f)",
+                  "WARNING        %s misses its SLO: p99 %s ms %s %s ms%s (compliance %.3f)",
                   problem.services[i].name.c_str(), FormatNumber(c.p99_ms[i], 1).c_str(),
-                  FormatNumber(problem.services[i].slo_ms, 1).c_str(), c.compliance[i]);
+                  late ? ">" : "<=", FormatNumber(problem.services[i].slo_ms, 1).c_str(),
+                  late ? "" : ", but too close to it or to a segment's capacity for the check",
+                  c.compliance[i]);
     std::printf("%s\n", line);
     std::fprintf(stderr, "%s\n", line);
   }

@@ -66,6 +66,9 @@ StatusOr<int> FindServiceById(const ShareProblem& problem, const std::string& id
 
 namespace {
 
+// Rounds of added capacity for a changed service that misses hexplan's SLO check.
+constexpr int kMaxChangeRounds = 10;
+
 // Removes `sid`'s segments that no longer meet `limit_ms`, then, largest first, those not needed
 // for `target` req/s. Returns the capacity left.
 double TrimSegments(int sid, double limit_ms, double target, std::vector<GpuAssignment>* gpus) {
@@ -162,14 +165,26 @@ StatusOr<ReconfigureResult> Reconfigure(const ShareProblem& problem, const Share
   r.plan.slo = SloCheck{};
   // Keep the service's segments that still meet the SLO share and are needed; add the missing
   // capacity as new segments in the free space (first fit, preferred slots, new GPUs last).
-  const double kept = TrimSegments(sid, limit, svc.rate * headroom, &r.plan.gpus);
-  const double missing = svc.rate * headroom - kept;
-  if (missing > 1e-9) AllocateSegments(problem.gpu, DemandMatching(sid, missing, t), &r.plan.gpus);
+  double capacity = TrimSegments(sid, limit, svc.rate * headroom, &r.plan.gpus);
+  auto add = [&](double target) {
+    if (target - capacity <= 1e-9) return;
+    std::vector<Segment> segments = DemandMatching(sid, target - capacity, t);
+    for (const auto& seg : segments) capacity += seg.triplet.throughput;
+    AllocateSegments(problem.gpu, segments, &r.plan.gpus);
+  };
+  add(svc.rate * headroom);
+  // A plan its planner checked is checked again; the changed service gets more capacity (5% of
+  // its rate at a time, other services untouched) until it passes.
+  const bool check = plan.slo.checked && options.verify_seeds > 0;
+  for (int round = 0; check; ++round) {
+    CheckSlosByClass(r.problem, options, &r.plan);
+    if (r.plan.slo.meets_slo[sid] || round == kMaxChangeRounds) break;
+    add(capacity + 0.05 * svc.rate);
+  }
   ListChanges(plan, &r);
   // Released GPUs are dropped from the map only at the end, so the numbers of the others hold.
   while (!r.plan.gpus.empty() && r.plan.gpus.back().segments.empty()) r.plan.gpus.pop_back();
   ComputeMetrics(r.problem, &r.plan);
-  if (plan.slo.checked && options.verify_seeds > 0) CheckSlosByClass(r.problem, options, &r.plan);
   return r;
 }
 

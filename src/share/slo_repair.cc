@@ -103,6 +103,7 @@ void Check(const ShareProblem& problem, const ShareOptions& options, ClassCache*
   c.compliance.assign(n, 0.0);
   c.meets_slo.assign(n, false);
   if (worst != nullptr) worst->assign(n, WorstClass{});
+  c.load.assign(n, 0.0);
   const auto classes = ClassesOf(n, *plan);
   const auto capacity = ServiceCapacity(problem, *plan);
   double met_rate = 0, rate = 0;
@@ -129,6 +130,7 @@ void Check(const ShareProblem& problem, const ShareOptions& options, ClassCache*
     }
     c.compliance[i] = within / svc.rate;
     met_rate += within;
+    c.load[i] = max_load;
     c.meets_slo[i] =
         c.p99_ms[i] <= (1 - options.verify_margin) * svc.slo_ms && max_load <= kMaxLoad;
     c.verified = c.verified && c.meets_slo[i];

@@ -93,8 +93,9 @@ struct SloCheck {
   int repair_rounds = 0;  // rounds of added capacity before every service passed
   double slo_compliance = 0;
   std::vector<double> p99_ms, compliance, headroom;
-  std::vector<double>
-      budget;  // per service: the share of its SLO the planner sized it for (1: all)
+  // Per service: the share of its SLO the planner sized it for (1: all), and its busiest
+  // segment's load (the planner's check only).
+  std::vector<double> budget, load;
   std::vector<bool> meets_slo;
 };
 
