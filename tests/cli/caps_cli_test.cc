@@ -219,18 +219,21 @@ INSTANTIATE_TEST_SUITE_P(
                {"--warmup", "100000"}},
         CapRow{"run_spin", "run gpt2 --plan {dir}/none.json --spin-us 2e6", {"--spin-us", "1e6"}},
         // share.
-        CapRow{"share_scale", "share --scale 1000000", {"--scale", "1..100"}, "share --scale 100"},
+        CapRow{"share_scale",
+               "share --scale 1000000",
+               {"--scale", "1..100"},
+               "share --scale 100 --verify-seeds 0"},
         CapRow{"share_scale_just_over", "share --scale 101", {"--scale", "1..100"}},
         CapRow{"share_node_limit",
                "share --node-limit 10000001",
                {"--node-limit", "10000000"},
-               "share --node-limit 10000000"},
+               "share --node-limit 10000000 --verify-seeds 0"},
         CapRow{
             "share_sim_seconds", "share --simulate --sim-seconds 1e12", {"--sim-seconds", "1e+06"}},
         CapRow{"share_simulated_requests",
                "share --simulate --sim-seconds 11500 --verify-seeds 0",
                {"--sim-seconds", "simulated requests", "1e+08"},
-               "share --simulate --sim-seconds 1"},
+               "share --simulate --sim-seconds 1 --verify-seeds 0"},
         CapRow{"share_seeds", "share --simulate --seeds 11", {"--seeds", "1..10"}},
         CapRow{"share_verify_seeds", "share --verify-seeds 11", {"--verify-seeds", "0..10"}},
         CapRow{"share_verify_seconds",
@@ -250,7 +253,7 @@ INSTANTIATE_TEST_SUITE_P(
                "--slo-latency {dir}/m_lat.csv --scenario S1",
                {"segments", "25000"},
                "share --profiles {dir}/slow --slo-rates {dir}/m_rate_small.csv "
-               "--slo-latency {dir}/m_lat.csv --scenario S1"},
+               "--slo-latency {dir}/m_lat.csv --scenario S1 --verify-seeds 0"},
         CapRow{"share_mps_processes_csv", kShareMini, {"m.csv:2", "Workload Number", "[1, 48]"}},
         CapRow{"share_mps_processes_json",
                "share --profiles {dir}/mpsjson --slo-rates {dir}/m_rate_small.csv "
