@@ -310,7 +310,11 @@ class ChrionPlanner final : public Planner {
 
   std::vector<OptionSpec> Options() const override {
     return {DoubleOption("alpha", "weight of GPU memory in Chrion's greedy cost EFT + alpha*memory",
-                         0.0, 0.0)};
+                         0.0, 0.0),
+            BoolOption("guard",
+                       "keep the GPU-only plan when it simulates better than Chrion's k* (false: "
+                       "the paper's behaviour, k* as Algorithm 2 chose it)",
+                       true)};
   }
 
   StatusOr<PlanResult> Plan(const PlanRequest& request) override {
@@ -350,7 +354,7 @@ class ChrionPlanner final : public Planner {
     // Guard: the planner's CPU model is not the simulator's; keep the GPU-only plan when it
     // simulates better under the same objective.
     std::string note;
-    if (chosen_k != 0) {
+    if (chosen_k != 0 && own.Bool("guard")) {
       HX_ASSIGN_OR_RETURN(plan::Plan g0, PlanFromChrion(cost, run.order, run.sweep[0]));
       if (fits(g0, 0)) {
         HX_ASSIGN_OR_RETURN(sim::SimResult a, sim::Simulate(*chosen, cost));
