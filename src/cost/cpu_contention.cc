@@ -10,6 +10,9 @@ Status CpuContentionOptions::Validate() const {
   if (!(gamma >= 0.0) || !std::isfinite(gamma))
     return InvalidArgument("cpu contention: gamma must be a finite number >= 0, got " +
                            std::to_string(gamma));
+  if (op_cores < 0)
+    return InvalidArgument("cpu contention: op_cores must be 0 (all cores) or more, got " +
+                           std::to_string(op_cores));
   return Status::Ok();
 }
 
@@ -21,8 +24,9 @@ double CpuCoreTimeFrom(double device_seconds, const hw::Device& cpu, int busy_co
                        const CpuContentionOptions& options) {
   if (!std::isfinite(device_seconds)) return device_seconds;
   const double launch = std::min(std::max(cpu.spec.launch_overhead_s, 0.0), device_seconds);
-  const double cores = static_cast<double>(std::max(cpu.spec.cores, 1));
-  return launch + (device_seconds - launch) * cores * CpuContentionSlowdown(busy_cores, options);
+  const int cores = std::max(cpu.spec.cores, 1);
+  const double n = options.op_cores > 0 ? std::min(options.op_cores, cores) : cores;
+  return launch + (device_seconds - launch) * n * CpuContentionSlowdown(busy_cores, options);
 }
 
 double CpuCoreOpTime(const CostModel& cost, NodeId op, DeviceId cpu, int busy_cores,

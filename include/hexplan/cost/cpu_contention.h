@@ -3,11 +3,13 @@
 // (Chrion §2.2 and Fig. 2/6: inter-operator parallelism over cores, slowed by the memory bandwidth
 // and last-level cache the busy cores share). docs/cost-model.md, "CPU core contention":
 //
-//   t(op, busy) = launch + (T_dev(op) - launch) * cores * (1 + gamma * (busy - 1))
+//   t(op, busy) = launch + (T_dev(op) - launch) * n * (1 + gamma * (busy - 1))
 //
-// T_dev is the cost model's time for the op on the whole CPU device (all `cores` cores on the one
-// op: the roofline's peak scales with cores), so one core does the same work `cores` times slower;
-// each further busy core slows every running op by `gamma` (shared DRAM bandwidth and LLC).
+// T_dev is the cost model's time for the op on the CPU device. Under the roofline its peak counts
+// all `cores` cores on the one op, so one core does the same work n = cores times slower. A
+// calibrated CPU (data/calibration/<model>.yaml) gives per-op times as a runtime runs them, small
+// ops on one core: n = 1 (`op_cores`). Each further busy core slows every running op by `gamma`
+// (shared DRAM bandwidth and LLC).
 
 #include "hexplan/core/status.h"
 #include "hexplan/cost/cost_model.h"
@@ -19,6 +21,10 @@ struct CpuContentionOptions {
   // 12 busy cores 1.55x slower per op: Chrion Fig. 6's per-cell latency grows with the cores used
   // (the figure's values are not given in the text; this is our calibration, not the paper's).
   double gamma = 0.05;
+  // How many cores T_dev has the op on (n above): 0 = all the device's cores (the roofline's peak),
+  // 1 = one (a calibrated CPU's per-op times). RunChrion sets 1 for a CPU whose times are
+  // calibrated.
+  int op_cores = 0;
   Status Validate() const;
 };
 
