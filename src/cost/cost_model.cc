@@ -121,7 +121,10 @@ void CostModel::SetupCalibrations() {
   if (options_.kind == CostModelKind::kRoofline) return;
   for (DeviceId d : cluster_->DeviceIds()) {
     const hw::Device& dev = cluster_->device(d);
-    if (!IsGpuLike(dev.kind) || options_.model_efficiency.count(dev.spec.model)) continue;
+    // GPUs and CPUs (a CPU calibration sets its per-op dispatch and small-kernel rates; its copies
+    // are the GPU's at the other end).
+    const bool calibratable = IsGpuLike(dev.kind) || dev.kind == hw::DeviceKind::kCpu;
+    if (!calibratable || options_.model_efficiency.count(dev.spec.model)) continue;
     auto user = options_.calibrations.find(dev.spec.model);
     if (user != options_.calibrations.end()) {
       calibration_[d.index()] = &user->second;
@@ -133,7 +136,7 @@ void CostModel::SetupCalibrations() {
   if (!cluster_->finalized()) return;
   for (DeviceId d : cluster_->DeviceIds()) {
     const DeviceCalibration* c = calibration_[d.index()];
-    if (c == nullptr) continue;
+    if (c == nullptr || !IsGpuLike(cluster_->device(d).kind)) continue;
     for (const hw::RouteHop& hop : cluster_->HostToDevice(d).hops) {
       double& e = shared_bus_efficiency_[hop.link.index()];
       e = std::min(e, c->copy.shared_bus_efficiency);
@@ -162,8 +165,11 @@ double CostModel::ModelTime(NodeId op, DeviceId device) const {
 
 CopyCost CostModel::CopyCostFor(PlaceId src, PlaceId dst, HostMemory memory) const {
   auto calibration_at = [this](PlaceId p) -> const DeviceCalibration* {
+    // Copies are the GPU's: a CPU device's end reads host memory.
     const hw::Place& place = cluster_->place(p);
-    return place.kind == hw::PlaceKind::kDevice ? calibration_[place.device.index()] : nullptr;
+    if (place.kind != hw::PlaceKind::kDevice || !IsGpuLike(cluster_->device(place.device).kind))
+      return nullptr;
+    return calibration_[place.device.index()];
   };
   const DeviceCalibration* a = calibration_at(src);
   const DeviceCalibration* b = calibration_at(dst);

@@ -25,8 +25,16 @@ struct CpuContentionOptions {
   // 1 = one (a calibrated CPU's per-op times). RunChrion sets 1 for a CPU whose times are
   // calibrated.
   int op_cores = 0;
+  // The part of T_dev that does not scale (the per-op dispatch): < 0 = the device spec's
+  // launch_overhead_s; a calibrated CPU's kernel_launch_s.
+  double op_launch_s = -1.0;
   Status Validate() const;
 };
+
+// `options` with op_cores = 1 and op_launch_s = the calibration's dispatch when the cost model
+// calibrates `cpu` (CostModel::CalibrationFor); unchanged otherwise.
+CpuContentionOptions CpuContentionFor(const CostModel& cost, DeviceId cpu,
+                                      CpuContentionOptions options = {});
 
 // The slowdown factor 1 + gamma * (busy - 1) (busy < 1 counts as 1).
 double CpuContentionSlowdown(int busy_cores, const CpuContentionOptions& options = {});
@@ -35,7 +43,8 @@ double CpuContentionSlowdown(int busy_cores, const CpuContentionOptions& options
 double CpuCoreTimeFrom(double device_seconds, const hw::Device& cpu, int busy_cores,
                        const CpuContentionOptions& options = {});
 
-// Seconds for `op` on one core of CPU device `cpu` while `busy_cores` of its cores run ops.
+// Seconds for `op` on one core of CPU device `cpu` while `busy_cores` of its cores run ops
+// (with CpuContentionFor(cost, cpu, options)).
 // Non-op nodes take 0; +infinity where the op is unsupported on the device.
 double CpuCoreOpTime(const CostModel& cost, NodeId op, DeviceId cpu, int busy_cores,
                      const CpuContentionOptions& options = {});

@@ -441,10 +441,14 @@ StatusOr<ChrionResult> RunChrion(const cost::CostModel& cost, const ChrionOption
   }
   out.total_cores = static_cast<int>(slot_device.size());
   const OpEdges edges = BuildOpEdges(g);
-  HX_ASSIGN_OR_RETURN(out.order,
-                      OrderWithEdges(cost, edges, out.gpu, cpus.empty() ? DeviceId() : cpus.front(),
-                                     options.contention));
-  Context c{cost, g, edges, out.order, out.gpu, slot_device, options.contention, cpus};
+  // A calibrated CPU's op times are one core's (cpu_contention.h); the first CPU device decides.
+  const cost::CpuContentionOptions contention =
+      cpus.empty() ? options.contention
+                   : cost::CpuContentionFor(cost, cpus.front(), options.contention);
+  HX_ASSIGN_OR_RETURN(
+      out.order,
+      OrderWithEdges(cost, edges, out.gpu, cpus.empty() ? DeviceId() : cpus.front(), contention));
+  Context c{cost, g, edges, out.order, out.gpu, slot_device, contention, cpus};
   c.Precompute();
   HX_ASSIGN_OR_RETURN(ChrionSchedule base, SelectDevices(c, 0, 0.0, 0.0));
   const double l0 = base.latency_s;
