@@ -123,7 +123,10 @@ void CostModel::SetupCalibrations() {
       std::make_shared<const std::map<std::string, DeviceCalibration>>(options_.calibrations);
   for (DeviceId d : cluster_->DeviceIds()) {
     const hw::Device& dev = cluster_->device(d);
-    if (!IsGpuLike(dev.kind) || options_.model_efficiency.count(dev.spec.model)) continue;
+    // GPUs and CPUs (a CPU calibration sets its per-op dispatch and small-kernel rates; its copies
+    // are the GPU's at the other end).
+    const bool calibratable = IsGpuLike(dev.kind) || dev.kind == hw::DeviceKind::kCpu;
+    if (!calibratable || options_.model_efficiency.count(dev.spec.model)) continue;
     auto user = user_calibrations_->find(dev.spec.model);
     if (user != user_calibrations_->end()) {
       calibration_[d.index()] = &user->second;
@@ -135,7 +138,7 @@ void CostModel::SetupCalibrations() {
   if (!cluster_->finalized()) return;
   for (DeviceId d : cluster_->DeviceIds()) {
     const DeviceCalibration* c = calibration_[d.index()];
-    if (c == nullptr) continue;
+    if (c == nullptr || !IsGpuLike(cluster_->device(d).kind)) continue;
     for (const hw::RouteHop& hop : cluster_->HostToDevice(d).hops) {
       // The PCIe links copies contend for (as HostBusSharing counts them), not the memory bus.
       if (cluster_->link(hop.link).kind != hw::LinkKind::kPcie) continue;
@@ -166,8 +169,11 @@ double CostModel::ModelTime(NodeId op, DeviceId device) const {
 
 CopyCost CostModel::CopyCostFor(PlaceId src, PlaceId dst, HostMemory memory) const {
   auto calibration_at = [this](PlaceId p) -> const DeviceCalibration* {
+    // Copies are the GPU's: a CPU device's end reads host memory.
     const hw::Place& place = cluster_->place(p);
-    return place.kind == hw::PlaceKind::kDevice ? calibration_[place.device.index()] : nullptr;
+    if (place.kind != hw::PlaceKind::kDevice || !IsGpuLike(cluster_->device(place.device).kind))
+      return nullptr;
+    return calibration_[place.device.index()];
   };
   const DeviceCalibration* a = calibration_at(src);
   const DeviceCalibration* b = calibration_at(dst);

@@ -26,7 +26,9 @@ hw::Cluster Chrion1080Ti() {
 TEST(CpuContention, OneCoreIsSlowerThanTheChipAndContentionGrows) {
   hw::Cluster c = Chrion1080Ti();
   graph::Graph g = testing::MakeChain(1, 512, 512);
-  cost::CostModel cost(g, c);
+  cost::CostModelOptions roofline;  // the roofline's CPU peak counts all 12 cores
+  roofline.kind = cost::CostModelKind::kRoofline;
+  cost::CostModel cost(g, c, roofline);
   const DeviceId cpu = *c.FindDevice("cpu0");
   const NodeId op = g.Ops()[0];
   const double chip = cost.OpTime(op, cpu);
@@ -38,6 +40,29 @@ TEST(CpuContention, OneCoreIsSlowerThanTheChipAndContentionGrows) {
   EXPECT_NEAR(cost::CpuCoreOpTime(cost, op, cpu, 4, o), launch + (chip - launch) * 12 * 1.3, 1e-12);
   EXPECT_DOUBLE_EQ(cost::CpuContentionSlowdown(0), 1.0);
   o.gamma = -1;
+  EXPECT_FALSE(o.Validate().ok());
+}
+
+// A calibrated CPU's op time already is one core's: a core is not 12x slower, only contention and
+// the calibration's dispatch remain.
+TEST(CpuContention, ACalibratedCpuTimeIsOneCoresTime) {
+  hw::Cluster c = Chrion1080Ti();
+  graph::Graph g = testing::MakeChain(1, 512, 512);
+  cost::CostModel cost(g, c);
+  const DeviceId cpu = *c.FindDevice("cpu0");
+  ASSERT_NE(cost.CalibrationFor(cpu), nullptr);
+  const NodeId op = g.Ops()[0];
+  const double dev = cost.OpTime(op, cpu);
+  const double launch = cost.LaunchCost(cpu);
+  EXPECT_DOUBLE_EQ(launch, cost.CalibrationFor(cpu)->kernel_launch_s);
+  EXPECT_NEAR(cost::CpuCoreOpTime(cost, op, cpu, 1), dev, 1e-15);
+  cost::CpuContentionOptions o;
+  o.gamma = 0.1;
+  EXPECT_NEAR(cost::CpuCoreOpTime(cost, op, cpu, 4, o), launch + (dev - launch) * 1.3, 1e-12);
+  const cost::CpuContentionOptions applied = cost::CpuContentionFor(cost, cpu, o);
+  EXPECT_EQ(applied.op_cores, 1);
+  EXPECT_DOUBLE_EQ(applied.op_launch_s, launch);
+  o.op_cores = -1;
   EXPECT_FALSE(o.Validate().ok());
 }
 
@@ -103,13 +128,23 @@ TEST(ChrionOrder, IsTopologicalAndMergesWhenTheCopyOutweighsTheWork) {
   // merges one child).
   EXPECT_EQ(expected, 3 * 4);
   EXPECT_EQ(merged, expected - 2);
-  // On the real machine (PCIe gen3) the same small copies are cheaper than the ops: no merge.
+  // On the real machine (PCIe gen3) under the roofline the same small copies are cheaper than the
+  // ops: no merge. (Calibrated, a copy's fixed cost outweighs a 3 us kernel: they merge, below.)
   hw::Cluster fast = Chrion1080Ti();
-  cost::CostModel fast_cost(g, fast);
+  cost::CostModelOptions roofline;
+  roofline.kind = cost::CostModelKind::kRoofline;
+  cost::CostModel fast_cost(g, fast, roofline);
   auto plain =
       ChrionTopologicalOrder(fast_cost, *fast.FindDevice("gpu0"), *fast.FindDevice("cpu0"));
   ASSERT_TRUE(plain.ok());
   for (NodeId v : g.Ops()) EXPECT_FALSE(plain->merged_into[v.index()].valid());
+  cost::CostModel calibrated(g, fast);
+  auto kept =
+      ChrionTopologicalOrder(calibrated, *fast.FindDevice("gpu0"), *fast.FindDevice("cpu0"));
+  ASSERT_TRUE(kept.ok());
+  int calibrated_merges = 0;
+  for (NodeId v : g.Ops()) calibrated_merges += kept->merged_into[v.index()].valid();
+  EXPECT_GT(calibrated_merges, 0);
 }
 
 TEST(Chrion, SweepStartsGpuOnlyAndPicksTheCheapestCoreCount) {
@@ -206,6 +241,60 @@ TEST(Chrion, PlannedGpuMemoryShrinksAsAlphaGrows) {
   EXPECT_LE(p1->sim.devices[gpu.index()].peak_memory_bytes,
             p0->sim.devices[gpu.index()].peak_memory_bytes);
 }
+
+// Chrion's Table 6 under the calibrated model (docs/cost-model.md, "Chrion on chrion-1080ti"): the
+// latency reduction of Algorithm 2's own plan (--guard false, the plan as the paper ran it) against
+// GPU-only, within 10 points of the paper's and with its sign: two variants where hybrid execution
+// loses (4 layers, io 128; batch 16 too, left out for time) and one where it wins most (batch 1).
+// The baseline is a miss (docs/results.md): hybrid and GPU-only come out within 1.1 %, the paper
+// has 12.3 %.
+struct Table6Case {
+  const char* name;
+  int layers, batch, io, seq;
+  double paper_percent;  // (GPU-only - latency-optimal) / GPU-only, Table 6
+};
+
+class ChrionTable6 : public ::testing::TestWithParam<Table6Case> {};
+
+TEST_P(ChrionTable6, ReductionWithinTenPointsOfThePaperWithItsSign) {
+  const Table6Case& v = GetParam();
+  hw::Cluster c = Chrion1080Ti();
+  graph::ZooOptions zoo;
+  zoo.lstm_layers = v.layers;
+  zoo.batch = v.batch;
+  zoo.lstm_io = v.io;
+  zoo.seq = v.seq;
+  auto g = graph::BuildZooModel("lstm", zoo);
+  ASSERT_TRUE(g.ok());
+  cost::CostModel cost(*g, c);
+  ASSERT_NE(cost.CalibrationFor(*c.FindDevice("gpu0")), nullptr);
+  ASSERT_NE(cost.CalibrationFor(*c.FindDevice("cpu0")), nullptr);
+  PlanRequest gpu_only;
+  gpu_only.cost = &cost;
+  auto single = RunPlanner("single", gpu_only);
+  ASSERT_TRUE(single.ok()) << single.status().ToString();
+  PlanRequest paper;
+  paper.cost = &cost;
+  ASSERT_TRUE(paper.planner_options.Give("guard", false).ok());
+  auto chrion = RunPlanner("chrion", paper);
+  ASSERT_TRUE(chrion.ok()) << chrion.status().ToString();
+  const double ours = 100.0 * (1.0 - chrion->sim.makespan_s / single->sim.makespan_s);
+  EXPECT_NEAR(ours, v.paper_percent, 10.0) << v.name;
+  EXPECT_EQ(ours > 0, v.paper_percent > 0) << v.name << ": " << ours << " %";
+  // With the guard (the default), a hybrid plan that simulates slower is replaced by GPU-only.
+  if (ours < 0) {
+    auto guarded = RunPlanner("chrion", gpu_only);
+    ASSERT_TRUE(guarded.ok());
+    EXPECT_NE(guarded->result.detail.find("kept GPU-only"), std::string::npos) << v.name;
+    EXPECT_NEAR(guarded->sim.makespan_s, single->sim.makespan_s, 0.01 * single->sim.makespan_s);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Table6, ChrionTable6,
+                         ::testing::Values(Table6Case{"layers4", 4, 8, 64, 96, -3.2},
+                                           Table6Case{"batch1", 12, 1, 64, 96, 17.4},
+                                           Table6Case{"io128", 12, 8, 128, 96, -22.9}),
+                         [](const auto& info) { return std::string(info.param.name); });
 
 TEST(Chrion, NeedsAGpu) {
   auto c = hw::LoadCluster("local-cpu:cores=4");

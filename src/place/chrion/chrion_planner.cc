@@ -310,7 +310,11 @@ class ChrionPlanner final : public Planner {
 
   std::vector<OptionSpec> Options() const override {
     return {DoubleOption("alpha", "weight of GPU memory in Chrion's greedy cost EFT + alpha*memory",
-                         0.0, 0.0)};
+                         0.0, 0.0),
+            BoolOption("guard",
+                       "keep the GPU-only plan when it simulates better than Chrion's k* (false: "
+                       "the paper's behaviour, k* as Algorithm 2 chose it)",
+                       true)};
   }
 
   StatusOr<PlanResult> Plan(const PlanRequest& request) override {
@@ -350,7 +354,7 @@ class ChrionPlanner final : public Planner {
     // Guard: the planner's CPU model is not the simulator's; keep the GPU-only plan when it
     // simulates better under the same objective.
     std::string note;
-    if (chosen_k != 0) {
+    if (chosen_k != 0 && own.Bool("guard")) {
       HX_ASSIGN_OR_RETURN(plan::Plan g0, PlanFromChrion(cost, run.order, run.sweep[0]));
       if (fits(g0, 0)) {
         HX_ASSIGN_OR_RETURN(sim::SimResult a, sim::Simulate(*chosen, cost));
@@ -437,10 +441,14 @@ StatusOr<ChrionResult> RunChrion(const cost::CostModel& cost, const ChrionOption
   }
   out.total_cores = static_cast<int>(slot_device.size());
   const OpEdges edges = BuildOpEdges(g);
-  HX_ASSIGN_OR_RETURN(out.order,
-                      OrderWithEdges(cost, edges, out.gpu, cpus.empty() ? DeviceId() : cpus.front(),
-                                     options.contention));
-  Context c{cost, g, edges, out.order, out.gpu, slot_device, options.contention, cpus};
+  // A calibrated CPU's op times are one core's (cpu_contention.h); the first CPU device decides.
+  const cost::CpuContentionOptions contention =
+      cpus.empty() ? options.contention
+                   : cost::CpuContentionFor(cost, cpus.front(), options.contention);
+  HX_ASSIGN_OR_RETURN(
+      out.order,
+      OrderWithEdges(cost, edges, out.gpu, cpus.empty() ? DeviceId() : cpus.front(), contention));
+  Context c{cost, g, edges, out.order, out.gpu, slot_device, contention, cpus};
   c.Precompute();
   HX_ASSIGN_OR_RETURN(ChrionSchedule base, SelectDevices(c, 0, 0.0, 0.0));
   const double l0 = base.latency_s;
