@@ -45,6 +45,11 @@ struct ClassFit {
   int samples = 0;                  // 0: not fitted (an assumption, see source)
   double fit_error = 0.0;           // geomean |relative error| on the samples fitted
   double held_out_error = 0.0;      // ... on the held-out samples
+  // What each measurement harness of the fitted data adds to every time it reports (Python
+  // timers, profiler hooks, a synchronisation per measurement), by harness name ("PipeDream
+  // image_classification profiler"); fitted with the curve, not part of a kernel's time.
+  // Sources that time kernels inside a running model (vidur) have none: their constant is fixed_s.
+  std::map<std::string, double> harness_s;
 };
 
 // Host memory a copy reads or writes: page-locked, pageable (staged through a pinned buffer by the
