@@ -41,14 +41,14 @@ struct ClassFit {
   double memory_max = 0.8;          // fraction of peak memory bandwidth a large kernel reaches
   double memory_half_bytes = 0.0;   // bytes at which a kernel reaches half of memory_max
   double fixed_s = 0.0;             // per kernel: launch and synchronisation as the data shows it
-  std::string source;               // "LLMCompass matmul_A100.csv (A100-SXM4-80GB)" or "assumed: ..."
-  int samples = 0;                  // 0: not fitted (an assumption, see source)
-  double fit_error = 0.0;           // geomean |relative error| on the samples fitted
-  double held_out_error = 0.0;      // ... on the held-out samples
+  std::string source;           // "LLMCompass matmul_A100.csv (A100-SXM4-80GB)" or "assumed: ..."
+  int samples = 0;              // 0: not fitted (an assumption, see source)
+  double fit_error = 0.0;       // geomean |relative error| on the samples fitted
+  double held_out_error = 0.0;  // ... on the held-out samples
   // What each measurement harness of the fitted data adds to every time it reports (Python
   // timers, profiler hooks, a synchronisation per measurement), by harness name ("PipeDream
-  // image_classification profiler"); fitted with the curve, not part of a kernel's time.
-  // Sources that time kernels inside a running model (vidur) have none: their constant is fixed_s.
+  // image_classification"); fitted with the curve, not part of a kernel's time. Sources that
+  // time kernels inside a running model (vidur) have none: their constant is fixed_s.
   std::map<std::string, double> harness_s;
 };
 
@@ -66,8 +66,8 @@ struct CopyFit {
 
 struct CopyCalibration {
   CopyFit h2d_pinned, h2d_pageable, d2h_pinned, d2h_pageable;
-  CopyFit dha_mapped;   // kernel reads of mapped host memory (per link nominal bandwidth)
-  CopyFit peer;         // GPU to GPU (NVLink or PCIe P2P)
+  CopyFit dha_mapped;  // kernel reads of mapped host memory (per link nominal bandwidth)
+  CopyFit peer;        // GPU to GPU (NVLink or PCIe P2P)
   // Two copies at once on one shared bus each get this fraction of their one-copy rate x 1/2 of the
   // link (1.0: the bus divides evenly; < 1: arbitration loses some).
   double shared_bus_efficiency = 1.0;
@@ -93,20 +93,28 @@ struct CollectiveCalibration {
 };
 
 struct DeviceCalibration {
-  std::string model;             // hw::DeviceSpec::model it applies to ("V100-SXM2-32GB")
-  std::string measured_on;       // the device the data came from, when it is not `model`
-  double kernel_launch_s = 5e-6; // per kernel the framework launches (host dispatch + launch)
+  std::string model;              // hw::DeviceSpec::model it applies to ("V100-SXM2-32GB")
+  std::string measured_on;        // the device the data came from, when it is not `model`
+  double kernel_launch_s = 5e-6;  // per kernel the framework launches (host dispatch + launch)
   std::map<OpClass, ClassFit> classes;  // a class not listed uses kOther's fit
   CopyCalibration copy;
   std::vector<CollectiveCalibration> collectives;
-  std::vector<std::string> notes;  // assumptions, each with its source
+  std::vector<std::string> notes;        // assumptions, each with its source
   const ClassFit& Fit(OpClass c) const;  // classes[c], else classes[kOther], else a default fit
   Status Validate() const;
 };
 
 // YAML, one file per model; errors name the file and the field.
+// Reading: a YAML syntax error is a ParseError, a bad or unknown field InvalidArgument ("file:line:
+// classes.gemm.compute_max: expected a fraction in (0, 1], got 1.5"); both exit 2. Missing fields
+// keep the defaults above; `model` is required. Writing validates first and writes atomically; the
+// numbers are the shortest decimals that read back to the same doubles (a round trip is exact).
 StatusOr<DeviceCalibration> ReadDeviceCalibration(const std::string& path);
 Status WriteDeviceCalibration(const DeviceCalibration& calibration, const std::string& path);
+// The same on text in memory; `source` names it in errors.
+StatusOr<DeviceCalibration> ParseDeviceCalibration(const std::string& text,
+                                                   const std::string& source);
+std::string DeviceCalibrationYaml(const DeviceCalibration& calibration);
 
 // The calibrations that ship with hexplan (data/calibration/*.yaml, compiled into the library), by
 // model name.

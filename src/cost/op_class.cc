@@ -1,0 +1,176 @@
+#include "hexplan/cost/op_class.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <string>
+
+namespace hx::cost {
+namespace {
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+// Lower-case op types (ONNX, zoo, PipeDream module classes) by class; the rest is kOther.
+const std::map<std::string, OpClass>& Table() {
+  static const std::map<std::string, OpClass> table = [] {
+    std::map<std::string, OpClass> t;
+    auto add = [&t](OpClass c, std::initializer_list<const char*> names) {
+      for (const char* n : names) t.emplace(n, c);
+    };
+    add(OpClass::kGemm, {"matmul", "gemm", "matmulinteger", "qlinearmatmul", "einsum", "linear",
+                         "bilinear", "fusedmatmul", "fullyconnected"});
+    add(OpClass::kConvolution,
+        {"conv", "convtranspose", "convinteger", "qlinearconv", "conv1d", "conv2d", "conv3d",
+         "convtranspose1d", "convtranspose2d", "convtranspose3d", "fusedconv", "deformconv"});
+    add(OpClass::kAttention,
+        {"attention", "multiheadattention", "scaleddotproductattention", "groupqueryattention"});
+    add(OpClass::kElementwise, {"add",
+                                "sub",
+                                "mul",
+                                "div",
+                                "pow",
+                                "sqrt",
+                                "exp",
+                                "log",
+                                "neg",
+                                "abs",
+                                "relu",
+                                "relu6",
+                                "leakyrelu",
+                                "prelu",
+                                "elu",
+                                "selu",
+                                "celu",
+                                "gelu",
+                                "silu",
+                                "mish",
+                                "sigmoid",
+                                "hardsigmoid",
+                                "hardswish",
+                                "tanh",
+                                "erf",
+                                "sin",
+                                "cos",
+                                "tan",
+                                "sinh",
+                                "clip",
+                                "cast",
+                                "where",
+                                "min",
+                                "max",
+                                "mean",
+                                "sum",
+                                "reciprocal",
+                                "sign",
+                                "round",
+                                "floor",
+                                "ceil",
+                                "softplus",
+                                "softsign",
+                                "thresholdedrelu",
+                                "shrink",
+                                "not",
+                                "and",
+                                "or",
+                                "xor",
+                                "equal",
+                                "less",
+                                "greater",
+                                "mod",
+                                "dropout",
+                                "identity",
+                                "transpose",
+                                "concat",
+                                "split",
+                                "slice",
+                                "pad",
+                                "tile",
+                                "expand",
+                                "copy",
+                                "upsample",
+                                "resize",
+                                "spacetodepth",
+                                "depthtospace",
+                                "quantizelinear",
+                                "dequantizelinear",
+                                "zeropad2d",
+                                "threshold",
+                                "hardtanh"});
+    add(OpClass::kNormalization, {"batchnormalization",
+                                  "layernormalization",
+                                  "simplifiedlayernormalization",
+                                  "skiplayernormalization",
+                                  "rmsnormalization",
+                                  "instancenormalization",
+                                  "groupnormalization",
+                                  "lpnormalization",
+                                  "meanvariancenormalization",
+                                  "lrn",
+                                  "softmax",
+                                  "logsoftmax",
+                                  "reducemean",
+                                  "reducesum",
+                                  "reducemax",
+                                  "reducemin",
+                                  "reduceprod",
+                                  "reducel1",
+                                  "reducel2",
+                                  "reducelogsum",
+                                  "reducelogsumexp",
+                                  "reducesumsquare",
+                                  "batchnorm1d",
+                                  "batchnorm2d",
+                                  "batchnorm3d",
+                                  "layernorm",
+                                  "groupnorm",
+                                  "instancenorm2d",
+                                  "localresponsenorm",
+                                  "crossmaplrn2d",
+                                  "logsoftmax",
+                                  "softmax2d"});
+    add(OpClass::kRecurrent, {"lstm", "gru", "rnn", "lstmcell", "grucell", "rnncell"});
+    return t;
+  }();
+  return table;
+}
+
+bool HasWeightInput(const graph::Graph& graph, const graph::Node& node) {
+  for (TensorId t : node.inputs) {
+    if (!t.valid()) continue;
+    const graph::Tensor& tensor = graph.tensor(t);
+    if (tensor.producer.valid() && graph.node(tensor.producer).kind == graph::NodeKind::kWeight) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+OpClass ClassifyOpType(std::string_view op_type) {
+  auto it = Table().find(Lower(op_type));
+  return it != Table().end() ? it->second : OpClass::kOther;
+}
+
+OpClass ClassifyOp(const graph::Graph& graph, NodeId op) {
+  const graph::Node& node = graph.node(op);
+  if (!node.is_op()) return OpClass::kOther;
+  OpClass c = ClassifyOpType(node.op_type);
+  std::string type = Lower(node.op_type);
+  if (c == OpClass::kGemm && (type == "matmul" || type == "einsum") && node.inputs.size() >= 2 &&
+      !HasWeightInput(graph, node)) {
+    bool batched = true;
+    for (size_t i = 0; i < 2; ++i) {
+      batched = batched && node.inputs[i].valid() && graph.tensor(node.inputs[i]).shape.size() >= 3;
+    }
+    if (batched) return OpClass::kAttention;
+  }
+  return c;
+}
+
+}  // namespace hx::cost
