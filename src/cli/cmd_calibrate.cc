@@ -34,8 +34,9 @@ nlohmann::json ErrorsJson(const cost::FitErrors& e) {
 nlohmann::json ClassJson(const cost::ClassFitResult& c) {
   nlohmann::json groups = nlohmann::json::array();
   for (const auto& g : c.groups)
-    groups.push_back(
-        {{"group", g.group}, {"fitted", ErrorsJson(g.fitted)}, {"held_out", ErrorsJson(g.held_out)}});
+    groups.push_back({{"group", g.group},
+                      {"fitted", ErrorsJson(g.fitted)},
+                      {"held_out", ErrorsJson(g.held_out)}});
   nlohmann::json harness = nlohmann::json::object();
   for (const auto& [name, s] : c.fit.harness_s) harness[name] = s;
   return {{"class", std::string(cost::OpClassName(c.op_class))},
@@ -82,10 +83,14 @@ nlohmann::json DeviceJson(const DeviceFits& d) {
                            {"written", c.written},
                            {"pass", c.pass}});
   }
-  return {{"model", d.model},       {"measured_on", d.measured_on},
-          {"dtype", d.dtype},       {"peak_flops", d.peak.flops_per_s},
-          {"peak_bytes_per_s", d.peak.bytes_per_s}, {"classes", classes},
-          {"models", models},       {"collectives", collectives},
+  return {{"model", d.model},
+          {"measured_on", d.measured_on},
+          {"dtype", d.dtype},
+          {"peak_flops", d.peak.flops_per_s},
+          {"peak_bytes_per_s", d.peak.bytes_per_s},
+          {"classes", classes},
+          {"models", models},
+          {"collectives", collectives},
           {"pass", d.pass()}};
 }
 
@@ -108,9 +113,8 @@ void PrintClasses(const DeviceFits& d) {
 }
 
 void PrintDevice(const DeviceFits& d) {
-  std::printf("%s  (%s peak %.1f TFLOP/s, %.0f GB/s; data: %s)\n", d.model.c_str(),
-              d.dtype.c_str(), d.peak.flops_per_s / 1e12, d.peak.bytes_per_s / 1e9,
-              d.measured_on.c_str());
+  std::printf("%s  (%s peak %.1f TFLOP/s, %.0f GB/s; data: %s)\n", d.model.c_str(), d.dtype.c_str(),
+              d.peak.flops_per_s / 1e12, d.peak.bytes_per_s / 1e9, d.measured_on.c_str());
   PrintClasses(d);
   if (!d.models.empty()) {
     std::printf("  %-28s %7s %13s %16s %6s  %s\n", "PipeDream model", "layers", "median err",
@@ -164,10 +168,8 @@ int RunCalibrate(const CalibrateArgs& args) {
   if (args.json) {
     nlohmann::json devices = nlohmann::json::array();
     for (const auto& d : fits->devices) devices.push_back(DeviceJson(d));
-    std::printf("%s\n", DumpJson({{"data", args.data_dir}, {"devices", devices},
-                                  {"pass", fits->pass()}},
-                                 2)
-                            .c_str());
+    nlohmann::json out = {{"data", args.data_dir}, {"devices", devices}, {"pass", fits->pass()}};
+    std::printf("%s\n", DumpJson(out, 2).c_str());
   } else if (args.report || args.write_dir.empty()) {
     for (const auto& d : fits->devices) PrintDevice(d);
     std::printf("all bounds met: %s\n", fits->pass() ? "yes" : "no");
@@ -189,8 +191,7 @@ Command AddCalibrateCommand(CLI::App& root) {
   auto args = std::make_shared<CalibrateArgs>();
   app->add_flag("--report", args->report, "print each fit's error against its bound (default)");
   app->add_flag("--json", args->json, "print the report as JSON");
-  app->add_option("--data", args->data_dir, "the measured data directory")
-      ->capture_default_str();
+  app->add_option("--data", args->data_dir, "the measured data directory")->capture_default_str();
   app->add_option("--write", args->write_dir,
                   "write the fits into DIR/<model>.yaml (existing files are updated: only the "
                   "fitted classes and collectives change)");

@@ -28,7 +28,8 @@ constexpr double kFp16 = 2.0;
 
 OpSample Gemm(const std::string& label, const std::string& group, double m, double k, double n,
               double seconds) {
-  return {OpClass::kGemm, label, group, "", 2 * m * k * n, kFp16 * (m * k + k * n + m * n), seconds};
+  return {OpClass::kGemm, label, group, "", 2 * m * k * n, kFp16 * (m * k + k * n + m * n),
+          seconds};
 }
 
 // One row of vidur's mlp.csv, columns by name.
@@ -144,8 +145,7 @@ StatusOr<std::vector<OpSample>> ReadVidurMlp(const std::string& path, const std:
   HX_ASSIGN_OR_RETURN(auto rows, internal::ParseCsv(text, path));
   if (rows.empty()) return ParseError(path + ": empty file, expected a CSV header");
   std::map<std::string, size_t> columns;
-  for (size_t i = 0; i < rows[0].fields.size(); ++i)
-    columns[internal::Trim(rows[0].fields[i])] = i;
+  for (size_t i = 0; i < rows[0].fields.size(); ++i) columns[internal::Trim(rows[0].fields[i])] = i;
   std::vector<OpSample> out;
   for (size_t i = 1; i < rows.size(); ++i) {
     if (rows[i].IsBlank()) continue;

@@ -61,8 +61,8 @@ StatusOr<Fitted> FitClasses(const std::vector<OpSample>& samples, const DevicePe
     ClassFitResult r;
     r.op_class = op_class;
     r.bound = bound;
-    HX_ASSIGN_OR_RETURN(r.fit, FitClassWithHeldOut(class_samples, peak,
-                                                   SourceOf(class_samples, device_note)));
+    HX_ASSIGN_OR_RETURN(
+        r.fit, FitClassWithHeldOut(class_samples, peak, SourceOf(class_samples, device_note)));
     std::vector<OpSample> fitted, held_out;
     SplitByRooflineTime(class_samples, peak, fitted, held_out);
     r.groups = ErrorsByGroup(r.fit, peak, fitted, held_out);
@@ -71,12 +71,6 @@ StatusOr<Fitted> FitClasses(const std::vector<OpSample>& samples, const DevicePe
     out.held_out.insert(out.held_out.end(), held_out.begin(), held_out.end());
   }
   return out;
-}
-
-StatusOr<DevicePeak> PeakOf(const std::string& model, const std::string& dtype) {
-  auto spec = hw::FindDeviceSpec(model);
-  if (!spec) return Internal("no device spec for calibration model '" + model + "'");
-  return DevicePeak{spec->PeakFlops(dtype), spec->memory_bandwidth_bytes_per_s};
 }
 
 Status Append(StatusOr<std::vector<OpSample>> read, std::vector<OpSample>& out) {
@@ -102,7 +96,7 @@ StatusOr<DeviceFits> OperatorFits(const std::string& model, const std::string& m
   d.model = model;
   d.measured_on = measured_on;
   d.dtype = "fp16";
-  HX_ASSIGN_OR_RETURN(d.peak, PeakOf(model, d.dtype));
+  HX_ASSIGN_OR_RETURN(d.peak, CalibrationPeak(model));
   HX_ASSIGN_OR_RETURN(Fitted f, FitClasses(samples, d.peak, measured_on, kOperatorBound));
   d.classes = std::move(f.classes);
   return d;
@@ -136,30 +130,41 @@ std::vector<ModelErrors> PipeDreamModelErrors(const DeviceFits& d,
 }
 
 // PipeDream's image classification and translation profiles, timed by its profiler.
-const char* const kPipeDreamModels[] = {
-    "image_classification/alexnet",      "image_classification/vgg16",
-    "image_classification/squeezenet1_0", "image_classification/resnet18",
-    "image_classification/resnet50",     "image_classification/resnet101",
-    "image_classification/resnext50",    "image_classification/resnext101",
-    "image_classification/inception_v3", "image_classification/densenet121",
-    "image_classification/nasnetamobile", "image_classification/nasnetalarge",
-    "translation/gnmt",                  "translation/gnmt_large"};
+const char* const kPipeDreamModels[] = {"image_classification/alexnet",
+                                        "image_classification/vgg16",
+                                        "image_classification/squeezenet1_0",
+                                        "image_classification/resnet18",
+                                        "image_classification/resnet50",
+                                        "image_classification/resnet101",
+                                        "image_classification/resnext50",
+                                        "image_classification/resnext101",
+                                        "image_classification/inception_v3",
+                                        "image_classification/densenet121",
+                                        "image_classification/nasnetamobile",
+                                        "image_classification/nasnetalarge",
+                                        "translation/gnmt",
+                                        "translation/gnmt_large"};
 
-StatusOr<DeviceFits> PipeDreamFits(const std::string& data_dir) {
+StatusOr<std::vector<OpSample>> PipeDreamSamples(const std::string& data_dir) {
   std::vector<OpSample> samples;
   for (const std::string name : kPipeDreamModels) {
     const std::string family = name.substr(0, name.find('/'));
     const std::string model = name.substr(name.find('/') + 1);
-    const std::string path = data_dir + "/placement/pipedream/profiler/" + family +
-                             "/profiles/" + model + "/graph.txt";
+    const std::string path =
+        data_dir + "/placement/pipedream/profiler/" + family + "/profiles/" + model + "/graph.txt";
     HX_RETURN_IF_ERROR(
         Append(ReadPipeDreamLayers(path, "PipeDream " + model, "PipeDream " + family), samples));
   }
+  return samples;
+}
+
+StatusOr<DeviceFits> PipeDreamFits(const std::string& data_dir) {
+  HX_ASSIGN_OR_RETURN(std::vector<OpSample> samples, PipeDreamSamples(data_dir));
   DeviceFits d;
   d.model = "V100-SXM2-32GB";
   d.measured_on = "assumed V100 (PipeDream, SOSP'19: V100 clusters; fp32, batch 128)";
   d.dtype = "fp32";
-  HX_ASSIGN_OR_RETURN(d.peak, PeakOf(d.model, d.dtype));
+  HX_ASSIGN_OR_RETURN(d.peak, CalibrationPeak(d.model));
   HX_ASSIGN_OR_RETURN(Fitted f, FitClasses(samples, d.peak, "assumed V100-SXM2", 0.0));
   d.classes = std::move(f.classes);
   d.models = PipeDreamModelErrors(d, samples, f.held_out);
@@ -167,6 +172,30 @@ StatusOr<DeviceFits> PipeDreamFits(const std::string& data_dir) {
 }
 
 }  // namespace
+
+StatusOr<DevicePeak> CalibrationPeak(const std::string& model) {
+  auto spec = hw::FindDeviceSpec(model);
+  if (!spec) return NotFound("no device spec for calibration model '" + model + "'");
+  const std::string dtype = model.rfind("V100", 0) == 0 ? "fp32" : "fp16";
+  return DevicePeak{spec->PeakFlops(dtype), spec->memory_bandwidth_bytes_per_s};
+}
+
+StatusOr<std::vector<OpSample>> ReadCalibrationSamples(const std::string& data_dir,
+                                                       const std::string& model) {
+  std::vector<OpSample> out;
+  if (model == "A100-SXM4-80GB") {
+    HX_RETURN_IF_ERROR(
+        Append(ReadLlmCompassOps(data_dir + "/tp/PrincetonUniversity-LLMCompass"), out));
+    HX_RETURN_IF_ERROR(AppendVidur(data_dir, "a100", out));
+  } else if (model == "H100-SXM5-80GB") {
+    HX_RETURN_IF_ERROR(AppendVidur(data_dir, "h100", out));
+  } else if (model == "V100-SXM2-32GB") {
+    return PipeDreamSamples(data_dir);
+  } else {
+    return NotFound("no measured operator data for device model '" + model + "'");
+  }
+  return out;
+}
 
 bool DeviceFits::pass() const {
   for (const auto& c : classes)
@@ -185,16 +214,14 @@ bool CalibrationFits::pass() const {
 }
 
 StatusOr<CalibrationFits> RunCalibrationFits(const std::string& data_dir) {
-  if (!std::filesystem::is_directory(data_dir)) return NotFound(data_dir + ": no such data directory");
+  if (!std::filesystem::is_directory(data_dir))
+    return NotFound(data_dir + ": no such data directory");
   CalibrationFits out;
-  std::vector<OpSample> a100, h100;
-  HX_RETURN_IF_ERROR(
-      Append(ReadLlmCompassOps(data_dir + "/tp/PrincetonUniversity-LLMCompass"), a100));
-  HX_RETURN_IF_ERROR(AppendVidur(data_dir, "a100", a100));
-  HX_RETURN_IF_ERROR(AppendVidur(data_dir, "h100", h100));
-  HX_ASSIGN_OR_RETURN(DeviceFits a, OperatorFits("A100-SXM4-80GB",
-                                                 "A100-SXM4-80GB (LLMCompass), A100 80GB (vidur)",
-                                                 a100));
+  HX_ASSIGN_OR_RETURN(auto a100, ReadCalibrationSamples(data_dir, "A100-SXM4-80GB"));
+  HX_ASSIGN_OR_RETURN(auto h100, ReadCalibrationSamples(data_dir, "H100-SXM5-80GB"));
+  HX_ASSIGN_OR_RETURN(
+      DeviceFits a,
+      OperatorFits("A100-SXM4-80GB", "A100-SXM4-80GB (LLMCompass), A100 80GB (vidur)", a100));
   HX_ASSIGN_OR_RETURN(a.collectives, VidurCollectiveFits(data_dir, "a100"));
   HX_ASSIGN_OR_RETURN(DeviceFits h, OperatorFits("H100-SXM5-80GB", "H100 80GB (vidur)", h100));
   HX_ASSIGN_OR_RETURN(h.collectives, VidurCollectiveFits(data_dir, "h100"));

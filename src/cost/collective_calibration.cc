@@ -29,8 +29,8 @@ StatusOr<std::pair<double, double>> NcclRingLlLatency(const std::string& path) {
   return std::make_pair(base, hw);
 }
 
-StatusOr<CollectiveFitResult> FitOne(const std::string& path, const std::string& system,
-                                     int gpus, std::pair<double, double> nccl) {
+StatusOr<CollectiveFitResult> FitOne(const std::string& path, const std::string& system, int gpus,
+                                     std::pair<double, double> nccl) {
   HX_ASSIGN_OR_RETURN(auto samples, ReadVidurAllReduce(path, gpus, gpus));
   std::vector<CollectiveSample> fitted, held_out;
   for (size_t i = 0; i < samples.size(); ++i) (i % 2 ? held_out : fitted).push_back(samples[i]);
@@ -58,8 +58,8 @@ StatusOr<CollectiveFitResult> FitOne(const std::string& path, const std::string&
 
 StatusOr<std::vector<CollectiveFitResult>> VidurCollectiveFits(const std::string& data_dir,
                                                                const std::string& gpu) {
-  HX_ASSIGN_OR_RETURN(auto nccl, NcclRingLlLatency(data_dir +
-                                                   "/tp/NVIDIA-nccl/tuner_constants_ring_simple.csv"));
+  HX_ASSIGN_OR_RETURN(
+      auto nccl, NcclRingLlLatency(data_dir + "/tp/NVIDIA-nccl/tuner_constants_ring_simple.csv"));
   const std::string base = data_dir + "/tp/microsoft-vidur/data/profiling/network/";
   std::vector<CollectiveFitResult> out;
   struct Set {
@@ -68,7 +68,8 @@ StatusOr<std::vector<CollectiveFitResult>> VidurCollectiveFits(const std::string
   } sets[] = {{gpu + "_dgx", {2, 4, 8}}, {gpu + "_pairwise_nvlink", {2, 4}}};
   for (const Set& set : sets)
     for (int n : set.gpus) {
-      HX_ASSIGN_OR_RETURN(auto r, FitOne(base + set.system + "/all_reduce.csv", set.system, n, nccl));
+      HX_ASSIGN_OR_RETURN(auto r,
+                          FitOne(base + set.system + "/all_reduce.csv", set.system, n, nccl));
       out.push_back(std::move(r));
     }
   return out;

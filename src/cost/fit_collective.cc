@@ -197,7 +197,8 @@ StatusOr<AllReduceModel> FitAllReduce(const std::vector<CollectiveSample>& sampl
   return best_model;
 }
 
-AllReduceFitReport EvaluateFit(const AllReduceModel& model, const std::vector<CollectiveSample>& samples) {
+AllReduceFitReport EvaluateFit(const AllReduceModel& model,
+                               const std::vector<CollectiveSample>& samples) {
   AllReduceFitReport r;
   r.samples = static_cast<int>(samples.size());
   std::vector<double> errs;
@@ -240,7 +241,7 @@ AllReduceFitReport EvaluateFit(const AllReduceModel& model, const std::vector<Co
 }
 
 StatusOr<AllReduceFitReport> HeldOutFit(const std::vector<CollectiveSample>& samples, int gpus,
-                               const AllReduceFitOptions& options) {
+                                        const AllReduceFitOptions& options) {
   std::vector<CollectiveSample> s = samples, train, test;
   std::sort(s.begin(), s.end(),
             [](const CollectiveSample& a, const CollectiveSample& b) { return a.bytes < b.bytes; });

@@ -125,8 +125,7 @@ Status CheckSamples(const std::vector<OpSample>& samples, const DevicePeak& peak
 
 }  // namespace
 
-double ClassKernelSeconds(const ClassFit& fit, const DevicePeak& peak, double flops,
-                          double bytes) {
+double ClassKernelSeconds(const ClassFit& fit, const DevicePeak& peak, double flops, double bytes) {
   double t = 0.0;
   if (flops > 0) t = (flops + fit.compute_half_flops) / (peak.flops_per_s * fit.compute_max);
   if (bytes > 0)
@@ -204,8 +203,8 @@ void SplitByRooflineTime(const std::vector<OpSample>& samples, const DevicePeak&
   for (size_t i = 0; i < sorted.size(); ++i) (i % 2 ? held_out : fitted).push_back(sorted[i]);
 }
 
-StatusOr<ClassFit> FitClassWithHeldOut(const std::vector<OpSample>& samples,
-                                       const DevicePeak& peak, const std::string& source) {
+StatusOr<ClassFit> FitClassWithHeldOut(const std::vector<OpSample>& samples, const DevicePeak& peak,
+                                       const std::string& source) {
   if (samples.size() < 4)
     return InvalidArgument("a class fit with a held-out half needs >= 4 samples, got " +
                            std::to_string(samples.size()));

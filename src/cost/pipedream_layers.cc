@@ -59,7 +59,8 @@ bool LayerSample(const Layer& l, OpSample& s) {
     s.op_class = OpClass::kConvolution;
     s.flops = 2.0 * out * (cin / groups) * kh * kw;
     (void)cout;
-  } else if (type == "Linear" || (type == "Classifier" && l.repr.find("Linear(") != std::string::npos)) {
+  } else if (type == "Linear" ||
+             (type == "Classifier" && l.repr.find("Linear(") != std::string::npos)) {
     s.op_class = OpClass::kGemm;
     s.flops = 2.0 * out * IntAfter(l.repr, "in_features=", 0.0);
   } else if (type == "LSTM") {

@@ -41,7 +41,7 @@ struct ModelErrors {
 struct CollectiveFitResult {
   std::string system;  // vidur's folder ("a100_dgx")
   CollectiveCalibration calibration;
-  double bound = 0.10;  // geomean, fit and held-out
+  double bound = 0.10;            // geomean, fit and held-out
   double nccl_latency_s = 0.0;    // NCCL's Ring/LL model latency for the same ring
   double fitted_latency_s = 0.0;  // the fit's time of a 0-byte all-reduce
   bool written = false;           // whether it belongs in the model's calibration file
@@ -63,6 +63,14 @@ struct CalibrationFits {
   std::vector<DeviceFits> devices;
   bool pass() const;
 };
+
+// The device models fitted here: A100-SXM4-80GB, H100-SXM5-80GB, V100-SXM2-32GB.
+// The measured operator samples of one of them (every class), as RunCalibrationFits reads them.
+StatusOr<std::vector<OpSample>> ReadCalibrationSamples(const std::string& data_dir,
+                                                       const std::string& model);
+// The peak its efficiencies are fractions of: fp16 tensor-core FLOP/s for A100 and H100 (the
+// LLMCompass and vidur data are fp16), fp32 for V100 (PipeDream trained in fp32).
+StatusOr<DevicePeak> CalibrationPeak(const std::string& model);
 
 // Runs every fit on the data under `data_dir` (the layout of ../shared/data). A missing file is
 // NotFound naming it.

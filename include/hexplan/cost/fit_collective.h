@@ -66,10 +66,11 @@ struct AllReduceFitReport {
 };
 
 // Errors of `model` on `samples` (|rel error| floored at 1e-4 for the geometric mean).
-AllReduceFitReport EvaluateFit(const AllReduceModel& model, const std::vector<CollectiveSample>& samples);
+AllReduceFitReport EvaluateFit(const AllReduceModel& model,
+                               const std::vector<CollectiveSample>& samples);
 
 // Fits on every other sample (by size) and evaluates on the rest: a held-out check.
 StatusOr<AllReduceFitReport> HeldOutFit(const std::vector<CollectiveSample>& samples, int gpus,
-                               const AllReduceFitOptions& options = {});
+                                        const AllReduceFitOptions& options = {});
 
 }  // namespace hx::cost

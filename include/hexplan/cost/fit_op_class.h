@@ -19,8 +19,8 @@ namespace hx::cost {
 // One measured kernel: its class, FLOPs, bytes moved and time.
 struct OpSample {
   OpClass op_class = OpClass::kOther;
-  std::string label;  // the source's operator name ("matmul", "mlp_up_proj", "Conv2d", ...)
-  std::string group;  // what the error is summarised by besides the class (a model, a source)
+  std::string label;    // the source's operator name ("matmul", "mlp_up_proj", "Conv2d", ...)
+  std::string group;    // what the error is summarised by besides the class (a model, a source)
   std::string harness;  // the measurement harness, when it adds its own constant (ClassFit)
   double flops = 0.0;
   double bytes = 0.0;
@@ -60,8 +60,8 @@ StatusOr<ClassFit> FitClassCurve(const std::vector<OpSample>& samples, const Dev
 // Orders the samples by their roofline time and fits on every other one (the 1st, 3rd, ...),
 // reporting the error on those (fit_error) and on the rest (held_out_error). `source` is copied
 // into the fit. Needs >= 4 samples.
-StatusOr<ClassFit> FitClassWithHeldOut(const std::vector<OpSample>& samples,
-                                       const DevicePeak& peak, const std::string& source);
+StatusOr<ClassFit> FitClassWithHeldOut(const std::vector<OpSample>& samples, const DevicePeak& peak,
+                                       const std::string& source);
 
 // The two halves FitClassWithHeldOut uses: fitted (even positions) and held out (odd ones).
 void SplitByRooflineTime(const std::vector<OpSample>& samples, const DevicePeak& peak,
