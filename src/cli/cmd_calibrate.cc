@@ -9,6 +9,8 @@
 #include "cli/command.h"
 #include "hexplan/core/json_text.h"
 #include "hexplan/cost/calibration_fits.h"
+#include "hexplan/cost/gpu_measure.h"
+#include "hexplan/hw/device_spec.h"
 
 #ifndef HX_SHARED_DATA_DIR
 #define HX_SHARED_DATA_DIR "../shared/data"
@@ -25,18 +27,25 @@ struct CalibrateArgs {
   std::string write_dir;
   bool report = false;
   bool json = false;
+  bool measure = false;
+  cost::GpuMeasureOptions gpu;
+  double link_gbps = 15.75;
 };
 
 nlohmann::json ErrorsJson(const cost::FitErrors& e) {
   return {{"samples", e.samples}, {"geomean", e.geomean}, {"median", e.median}, {"max", e.max}};
 }
 
+nlohmann::json GroupsJson(const std::vector<cost::GroupErrors>& list) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& g : list)
+    out.push_back({{"group", g.group},
+                   {"fitted", ErrorsJson(g.fitted)},
+                   {"held_out", ErrorsJson(g.held_out)}});
+  return out;
+}
+
 nlohmann::json ClassJson(const cost::ClassFitResult& c) {
-  nlohmann::json groups = nlohmann::json::array();
-  for (const auto& g : c.groups)
-    groups.push_back({{"group", g.group},
-                      {"fitted", ErrorsJson(g.fitted)},
-                      {"held_out", ErrorsJson(g.held_out)}});
   nlohmann::json harness = nlohmann::json::object();
   for (const auto& [name, s] : c.fit.harness_s) harness[name] = s;
   return {{"class", std::string(cost::OpClassName(c.op_class))},
@@ -52,7 +61,8 @@ nlohmann::json ClassJson(const cost::ClassFitResult& c) {
           {"memory_half_bytes", c.fit.memory_half_bytes},
           {"fixed_s", c.fit.fixed_s},
           {"harness_s", harness},
-          {"groups", groups}};
+          {"groups", GroupsJson(c.groups)},
+          {"operators", GroupsJson(c.operators)}};
 }
 
 nlohmann::json DeviceJson(const DeviceFits& d) {
@@ -105,10 +115,13 @@ void PrintClasses(const DeviceFits& d) {
                 std::string(cost::OpClassName(c.op_class)).c_str(), c.fit.samples,
                 100 * c.fit.fit_error, 100 * c.fit.held_out_error, bound.c_str(),
                 c.bound > 0 ? PassText(c.pass) : "-", c.fit.source.c_str());
+    if (c.bound <= 0) continue;
     for (const auto& g : c.groups)
-      if (c.bound > 0)
-        std::printf("    %-36s fit %5.1f%%  held-out %5.1f%%  (geomean)\n", g.group.c_str(),
-                    100 * g.fitted.geomean, 100 * g.held_out.geomean);
+      std::printf("    %-36s fit %5.1f%%  held-out %5.1f%%  (geomean)\n", g.group.c_str(),
+                  100 * g.fitted.geomean, 100 * g.held_out.geomean);
+    for (const auto& g : c.operators)
+      std::printf("      operator %-27s fit %5.1f%%  held-out %5.1f%%\n", g.group.c_str(),
+                  100 * g.fitted.geomean, 100 * g.held_out.geomean);
   }
 }
 
@@ -158,7 +171,56 @@ Status WriteCalibrations(const CalibrationFits& fits, const std::string& dir) {
   return Status::Ok();
 }
 
+// The calibration file of `path` with `measured`'s copies, launch cost and classes put in.
+Status MergeMeasured(const cost::DeviceCalibration& measured, const std::string& path) {
+  cost::DeviceCalibration calibration = measured;
+  if (std::filesystem::exists(path)) {
+    HX_ASSIGN_OR_RETURN(calibration, cost::ReadDeviceCalibration(path));
+    calibration.copy.h2d_pinned = measured.copy.h2d_pinned;
+    calibration.copy.h2d_pageable = measured.copy.h2d_pageable;
+    calibration.copy.d2h_pinned = measured.copy.d2h_pinned;
+    calibration.copy.d2h_pageable = measured.copy.d2h_pageable;
+    calibration.kernel_launch_s = measured.kernel_launch_s;
+    calibration.measured_on = measured.measured_on;
+    for (const auto& [op_class, fit] : measured.classes) calibration.classes[op_class] = fit;
+  }
+  HX_RETURN_IF_ERROR(calibration.Validate());
+  return cost::WriteDeviceCalibration(calibration, path);
+}
+
+// --measure: this machine's GPU, measured and fitted (gpu_measure.h).
+int RunMeasure(const CalibrateArgs& args) {
+  cost::GpuMeasureOptions options = args.gpu;
+  options.link_bytes_per_s = args.link_gbps * 1e9;
+  auto m = cost::MeasureGpu(options);
+  if (!m.ok()) return ReportError(m.status());
+  auto spec = hw::MatchGpuName(m->device_name);
+  if (!spec)
+    return ReportError(NotFound("GPU '" + m->device_name +
+                                "' is not in the device table (docs/hardware.md): its peak "
+                                "FLOP/s and bandwidth are needed for the fit"));
+  cost::DevicePeak peak{spec->PeakFlops("fp16"), spec->memory_bandwidth_bytes_per_s};
+  auto c = cost::CalibrationFromMeasurements(*m, spec->model, peak, options.link_bytes_per_s);
+  if (!c.ok()) return ReportError(c.status());
+  std::printf("%s (%s): launch %.1f us\n", spec->model.c_str(), m->device_name.c_str(),
+              c->kernel_launch_s * 1e6);
+  for (const auto& [name, fit] : {std::pair{"h2d pinned", c->copy.h2d_pinned},
+                                  {"h2d pageable", c->copy.h2d_pageable},
+                                  {"d2h pinned", c->copy.d2h_pinned},
+                                  {"d2h pageable", c->copy.d2h_pageable}})
+    std::printf("  copy %-13s %5.1f%% of %.2f GB/s + %.1f us\n", name, 100 * fit.fraction,
+                args.link_gbps, fit.fixed_s * 1e6);
+  for (const auto& [op_class, fit] : c->classes)
+    std::printf("  %-13s fit %5.1f%%  held-out %5.1f%%  (%d samples)\n",
+                std::string(cost::OpClassName(op_class)).c_str(), 100 * fit.fit_error,
+                100 * fit.held_out_error, fit.samples);
+  if (args.write_dir.empty()) return 0;
+  Status s = MergeMeasured(*c, args.write_dir + "/" + spec->model + ".yaml");
+  return s.ok() ? 0 : ReportError(s);
+}
+
 int RunCalibrate(const CalibrateArgs& args) {
+  if (args.measure) return RunMeasure(args);
   if (!std::filesystem::is_directory(args.data_dir))
     return ReportError(InvalidArgument("--data " + args.data_dir +
                                        ": no such directory (the measured data, laid out as "
@@ -195,6 +257,16 @@ Command AddCalibrateCommand(CLI::App& root) {
   app->add_option("--write", args->write_dir,
                   "write the fits into DIR/<model>.yaml (existing files are updated: only the "
                   "fitted classes and collectives change)");
+  app->add_flag("--measure", args->measure,
+                "measure this machine's GPU (copies, launch, cuBLAS GEMMs) instead of the "
+                "published data; needs a build with the CUDA toolkit");
+  app->add_option("--device", args->gpu.device, "with --measure: the CUDA device ordinal")
+      ->capture_default_str();
+  app->add_option("--repeats", args->gpu.repeats, "with --measure: timed runs per point")
+      ->capture_default_str();
+  app->add_option("--link-gbps", args->link_gbps,
+                  "with --measure: the host link's nominal GB/s the copy fractions are of")
+      ->capture_default_str();
   return {app, [args]() { return RunCalibrate(*args); }};
 }
 

@@ -29,12 +29,16 @@ std::string SourceOf(const std::vector<OpSample>& samples, const std::string& de
   return out + " (" + device_note + ")";
 }
 
+// The errors by sample.group, or with `by_operator` by the source's operator name.
 std::vector<GroupErrors> ErrorsByGroup(const ClassFit& fit, const DevicePeak& peak,
                                        const std::vector<OpSample>& fitted,
-                                       const std::vector<OpSample>& held_out) {
+                                       const std::vector<OpSample>& held_out, bool by_operator) {
+  auto key = [&](const OpSample& s) {
+    return by_operator ? s.group.substr(0, s.group.find(' ')) + " " + s.label : s.group;
+  };
   std::map<std::string, std::pair<std::vector<OpSample>, std::vector<OpSample>>> by_group;
-  for (const OpSample& s : fitted) by_group[s.group].first.push_back(s);
-  for (const OpSample& s : held_out) by_group[s.group].second.push_back(s);
+  for (const OpSample& s : fitted) by_group[key(s)].first.push_back(s);
+  for (const OpSample& s : held_out) by_group[key(s)].second.push_back(s);
   std::vector<GroupErrors> out;
   for (const auto& [group, halves] : by_group)
     out.push_back({group, EvaluateClassFit(fit, peak, halves.first),
@@ -65,7 +69,8 @@ StatusOr<Fitted> FitClasses(const std::vector<OpSample>& samples, const DevicePe
         r.fit, FitClassWithHeldOut(class_samples, peak, SourceOf(class_samples, device_note)));
     std::vector<OpSample> fitted, held_out;
     SplitByRooflineTime(class_samples, peak, fitted, held_out);
-    r.groups = ErrorsByGroup(r.fit, peak, fitted, held_out);
+    r.groups = ErrorsByGroup(r.fit, peak, fitted, held_out, false);
+    r.operators = ErrorsByGroup(r.fit, peak, fitted, held_out, true);
     r.pass = WithinBound(r);
     out.classes.push_back(std::move(r));
     out.held_out.insert(out.held_out.end(), held_out.begin(), held_out.end());

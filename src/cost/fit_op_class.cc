@@ -103,6 +103,9 @@ ClassFit FromCanonical(const Point& p, const Problem& pr, bool any_flops, bool a
   fit.fixed_s = std::min(a, b);
   fit.compute_half_flops = (a - fit.fixed_s) * pr.peak.flops_per_s * fit.compute_max;
   fit.memory_half_bytes = (b - fit.fixed_s) * pr.peak.bytes_per_s * fit.memory_max;
+  // A line no sample reaches keeps the header's default efficiency (the search never moved it).
+  if (!any_flops) fit.compute_max = ClassFit{}.compute_max;
+  if (!any_bytes) fit.memory_max = ClassFit{}.memory_max;
   for (size_t h = 0; h < pr.harnesses.size(); ++h)
     fit.harness_s[pr.harnesses[h]] = Offset(p[4 + h]) + (all_harnessed ? fit.fixed_s : 0.0);
   if (all_harnessed) fit.fixed_s = 0.0;

@@ -26,6 +26,7 @@ struct ClassFitResult {
   ClassFit fit;
   double bound = 0.0;  // geomean bound on fit and held-out error per group; 0: none (see models)
   std::vector<GroupErrors> groups;
+  std::vector<GroupErrors> operators;  // by the sources' operator names; not held to the bound
   bool pass = true;
 };
 
