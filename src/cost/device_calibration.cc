@@ -55,6 +55,9 @@ Status ValidateClass(const Where& where, const std::string& p, const ClassFit& f
   HX_RETURN_IF_ERROR(CheckFraction(where, p + ".memory_max", f.memory_max));
   HX_RETURN_IF_ERROR(CheckNonNegative(where, p + ".memory_half_bytes", f.memory_half_bytes));
   HX_RETURN_IF_ERROR(CheckNonNegative(where, p + ".fixed_s", f.fixed_s));
+  HX_RETURN_IF_ERROR(CheckNonNegative(where, p + ".min_s", f.min_s));
+  for (const auto& [name, v] : f.harness_s)
+    HX_RETURN_IF_ERROR(CheckNonNegative(where, p + ".harness_s." + name, v));
   HX_RETURN_IF_ERROR(CheckNonNegative(where, p + ".samples", f.samples));
   HX_RETURN_IF_ERROR(CheckNonNegative(where, p + ".fit_error", f.fit_error));
   return CheckNonNegative(where, p + ".held_out_error", f.held_out_error);
@@ -346,6 +349,7 @@ void EmitClassFit(YAML::Emitter& out, const ClassFit& f) {
   out << YAML::Key << "samples" << YAML::Value << f.samples;
   EmitNumber(out, "fit_error", f.fit_error);
   EmitNumber(out, "held_out_error", f.held_out_error);
+  if (f.min_s > 0) EmitNumber(out, "min_s", f.min_s);
   if (!f.harness_s.empty()) {
     out << YAML::Key << "harness_s" << YAML::Value << YAML::BeginMap;
     for (const auto& [name, v] : f.harness_s) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 
 namespace hx::cost {
 namespace {
@@ -19,6 +20,9 @@ struct Problem {
   const std::vector<OpSample>* samples = nullptr;
   std::vector<int> harness_index;
   std::vector<std::string> harnesses;
+  // 1 / the size of the sample's source (the group's first word: "LLMCompass", "vidur"), so that
+  // a source of 20 samples weighs as much as one of 4000.
+  std::vector<double> weight;
   DevicePeak peak;
 };
 
@@ -26,6 +30,10 @@ Problem MakeProblem(const std::vector<OpSample>& samples, const DevicePeak& peak
   Problem p;
   p.samples = &samples;
   p.peak = peak;
+  auto source = [](const OpSample& s) { return s.group.substr(0, s.group.find(' ')); };
+  std::map<std::string, int> source_size;
+  for (const OpSample& s : samples) ++source_size[source(s)];
+  for (const OpSample& s : samples) p.weight.push_back(1.0 / source_size[source(s)]);
   for (const OpSample& s : samples) {
     if (s.harness.empty()) {
       p.harness_index.push_back(-1);
@@ -51,7 +59,7 @@ double CanonicalSeconds(const Point& p, const DevicePeak& peak, double flops, do
   double t = 0.0;
   if (flops > 0) t = std::exp(p[2]) + flops / (peak.flops_per_s * std::exp(p[0]));
   if (bytes > 0) t = std::max(t, std::exp(p[3]) + bytes / (peak.bytes_per_s * std::exp(p[1])));
-  return t;
+  return std::max(t, std::exp(p[4]));
 }
 
 double SquaredLogError(const Point& p, const Problem& pr) {
@@ -59,9 +67,9 @@ double SquaredLogError(const Point& p, const Problem& pr) {
   for (size_t i = 0; i < pr.samples->size(); ++i) {
     const OpSample& x = (*pr.samples)[i];
     double t = CanonicalSeconds(p, pr.peak, x.flops, x.bytes);
-    if (pr.harness_index[i] >= 0) t += std::exp(p[4 + pr.harness_index[i]]);
+    if (pr.harness_index[i] >= 0) t += std::exp(p[5 + pr.harness_index[i]]);
     double e = std::log(t / x.seconds);
-    sum += e * e;
+    sum += pr.weight[i] * e * e;
   }
   return sum;
 }
@@ -103,12 +111,17 @@ ClassFit FromCanonical(const Point& p, const Problem& pr, bool any_flops, bool a
   fit.fixed_s = std::min(a, b);
   fit.compute_half_flops = (a - fit.fixed_s) * pr.peak.flops_per_s * fit.compute_max;
   fit.memory_half_bytes = (b - fit.fixed_s) * pr.peak.bytes_per_s * fit.memory_max;
+  fit.min_s = Offset(p[4]);
   // A line no sample reaches keeps the header's default efficiency (the search never moved it).
   if (!any_flops) fit.compute_max = ClassFit{}.compute_max;
   if (!any_bytes) fit.memory_max = ClassFit{}.memory_max;
   for (size_t h = 0; h < pr.harnesses.size(); ++h)
-    fit.harness_s[pr.harnesses[h]] = Offset(p[4 + h]) + (all_harnessed ? fit.fixed_s : 0.0);
-  if (all_harnessed) fit.fixed_s = 0.0;
+    fit.harness_s[pr.harnesses[h]] = Offset(p[5 + h]) + (all_harnessed ? fit.fixed_s : 0.0);
+  if (all_harnessed) {
+    // max(min_s, fixed_s + t) = fixed_s + max(min_s - fixed_s, t): the constant moves out whole.
+    fit.min_s = std::max(0.0, fit.min_s - fit.fixed_s);
+    fit.fixed_s = 0.0;
+  }
   return fit;
 }
 
@@ -133,7 +146,7 @@ double ClassKernelSeconds(const ClassFit& fit, const DevicePeak& peak, double fl
   if (flops > 0) t = (flops + fit.compute_half_flops) / (peak.flops_per_s * fit.compute_max);
   if (bytes > 0)
     t = std::max(t, (bytes + fit.memory_half_bytes) / (peak.bytes_per_s * fit.memory_max));
-  return fit.fixed_s + t;
+  return std::max(fit.min_s, fit.fixed_s + t);
 }
 
 double MeasuredSeconds(const ClassFit& fit, const DevicePeak& peak, const OpSample& sample) {
@@ -181,14 +194,16 @@ StatusOr<ClassFit> FitClassCurve(const std::vector<OpSample>& samples, const Dev
   double best = std::numeric_limits<double>::infinity();
   for (double eff : {0.3, 0.8})
     for (double mem : {0.3, 0.8})
-      for (double offset : {kMinOffset * 10, 0.5 * t_small}) {
-        Point start(4 + pr.harnesses.size(), std::log(offset));
-        start[0] = std::log(eff);
-        start[1] = std::log(mem);
-        double err;
-        Point p = PatternSearch(start, pr, err);
-        if (err < best) best = err, best_point = p;
-      }
+      for (double offset : {kMinOffset * 10, 0.5 * t_small})
+        for (double floor : {kMinOffset * 10, t_small}) {
+          Point start(5 + pr.harnesses.size(), std::log(offset));
+          start[0] = std::log(eff);
+          start[1] = std::log(mem);
+          start[4] = std::log(floor);
+          double err;
+          Point p = PatternSearch(start, pr, err);
+          if (err < best) best = err, best_point = p;
+        }
   ClassFit fit = FromCanonical(best_point, pr, any_flops, any_bytes, all_harnessed);
   fit.samples = static_cast<int>(samples.size());
   fit.fit_error = EvaluateClassFit(fit, peak, samples).geomean;

@@ -3,10 +3,11 @@
 // kernel times: LLMCompass's and vidur's operator times, PipeDream's per-layer times
 // (calibration_data.h reads them), or `hexplan profile`'s own measurements.
 //
-// The curve t = fixed_s + max((F + Fh) / (P cmax), (B + Bh) / (W mmax)) is a maximum of two lines
-// plus a constant; a fixed cost and the two half points cannot be told apart where one line
-// dominates, so the fit searches the canonical form t = max(a + F / (P cmax), b + B / (W mmax))
-// and writes fixed_s = min(a, b), Fh = (a - fixed_s) P cmax, Bh = (b - fixed_s) W mmax.
+// The curve t = max(min_s, fixed_s + max((F + Fh) / (P cmax), (B + Bh) / (W mmax))) is a maximum
+// of two lines plus a constant, above a floor; a fixed cost and the two half points cannot be told
+// apart where one line dominates, so the fit searches the canonical form
+// t = max(floor, a + F / (P cmax), b + B / (W mmax)) and writes fixed_s = min(a, b),
+// Fh = (a - fixed_s) P cmax, Bh = (b - fixed_s) W mmax, min_s = floor.
 
 #include <string>
 #include <vector>
@@ -51,7 +52,8 @@ FitErrors EvaluateClassFit(const ClassFit& fit, const DevicePeak& peak,
                            const std::vector<OpSample>& samples);
 
 // Least squares on log(predicted / measured) over `samples` by a deterministic pattern search
-// from a fixed set of starting points (efficiencies kept in [0.001, 1]), with one constant per
+// from 16 fixed starting points (efficiencies kept in [0.001, 1]), each source (a sample group's
+// first word) weighing the same whatever its size, with one constant per
 // named harness besides the curve. Where every sample has a harness the constant goes to the
 // harnesses, not fixed_s. Fills the curve, harness_s and `samples` / `fit_error`; not `source`
 // or `held_out_error`.
