@@ -33,6 +33,31 @@ StderrLogger& CliLogger() {
   return logger;
 }
 
+void CostModelArgs::AddTo(CLI::App* app) {
+  app->add_option("--cost-model", kind,
+                  "calibrated (per-GPU-model calibrations, data/calibration; the default) or "
+                  "roofline (the plain roofline at nominal link rates)")
+      ->default_val("calibrated");
+  app->add_option("--calibration", calibrations,
+                  "a device calibration YAML (docs/cost-model.md) that replaces the builtin one "
+                  "of its model; repeatable");
+}
+
+StatusOr<cost::CostModelOptions> CostModelArgs::ToOptions() const {
+  cost::CostModelOptions options;
+  std::optional<cost::CostModelKind> parsed = cost::ParseCostModelKind(kind);
+  if (!parsed)
+    return InvalidArgument("--cost-model: expected calibrated or roofline, got '" + kind + "'");
+  options.kind = *parsed;
+  for (const std::string& path : calibrations) {
+    auto calibration = cost::ReadDeviceCalibration(path);
+    if (!calibration.ok()) return calibration.status().WithContext("--calibration");
+    std::string model = calibration->model;
+    options.calibrations[model] = std::move(calibration).value();
+  }
+  return options;
+}
+
 void ModelArgs::AddTo(CLI::App* app, bool positional) {
   if (positional) {
     app->add_option("MODEL", model,

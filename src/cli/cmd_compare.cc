@@ -27,6 +27,7 @@ struct CompareArgs {
   ModelArgs model;
   std::string cluster;
   std::string profile;
+  CostModelArgs cost;  // --cost-model, --calibration
   std::string algos;
   PlannerFlags planner;
   bool json = false;
@@ -269,7 +270,7 @@ int RunCompare(const CompareArgs& args) {
     auto planner = place::MakePlanner(a);
     if (!planner.ok()) return ReportError(planner.status().WithContext("--algos"));
   }
-  auto inputs = LoadPlanningInputs(args.model, args.cluster, args.profile);
+  auto inputs = LoadPlanningInputs(args.model, args.cluster, args.profile, args.cost);
   if (!inputs.ok()) return ReportError(inputs.status());
 
   place::PlanRequest request;
@@ -317,6 +318,7 @@ Command AddCompareCommand(CLI::App& root) {
                   "a cluster preset or file (optional for workload files that name devices)");
   app->add_option("--profile", args->profile,
                   "measured op times (hexplan profile, or a profile JSON/CSV) before the roofline");
+  args->cost.AddTo(app);
   app->add_option("--algos", args->algos,
                   "comma-separated planners, and critical-path for that bound (default: all)");
   AddPlannerOptions(app, args->planner);

@@ -25,6 +25,7 @@ struct PlaceArgs {
   ModelArgs model;
   std::string cluster;
   std::string profile;
+  CostModelArgs cost;  // --cost-model, --calibration
   std::string algo = "single";
   std::string output;
   PlannerFlags planner;
@@ -61,7 +62,7 @@ int RunPlace(const PlaceArgs& args) {
   if (Status s = outputs.Expect("--output", args.output); !s.ok()) return ReportError(s);
   auto zoo_options = args.model.ToZooOptions();
   if (!zoo_options.ok()) return ReportError(zoo_options.status());
-  auto inputs = LoadPlanningInputs(args.model, args.cluster, args.profile);
+  auto inputs = LoadPlanningInputs(args.model, args.cluster, args.profile, args.cost);
   if (!inputs.ok()) return ReportError(inputs.status());
   const graph::Graph& graph = *inputs->graph;
   const hw::Cluster& cluster = *inputs->cluster;
@@ -142,6 +143,7 @@ Command AddPlaceCommand(CLI::App& root) {
                   "a cluster preset or file (optional for workload files that name devices)");
   app->add_option("--profile", args->profile,
                   "measured op times (hexplan profile, or a profile JSON/CSV) before the roofline");
+  args->cost.AddTo(app);
   std::string algos;
   for (const auto& n : place::PlannerNames()) algos += (algos.empty() ? "" : ", ") + n;
   app->add_option("--algo", args->algo, "the planner: " + algos + " (or critical-path: a bound)")

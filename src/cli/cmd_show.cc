@@ -173,6 +173,7 @@ Command AddShowCommand(CLI::App& root) {
   app->add_option("--cluster", args->plan.cluster, "use this cluster instead of the plan's");
   app->add_option("--profile", args->plan.profile,
                   "measured op times (hexplan profile, or a profile JSON/CSV) before the roofline");
+  args->plan.cost.AddTo(app);
   app->add_flag("--all", args->all, "list every run (default: the first 8 per device)");
   app->add_flag("--json", args->json, "print one JSON object (every run)");
   return {app, [args]() { return RunShow(*args); }};

@@ -30,6 +30,7 @@ struct SimulateArgs {
   std::string model;
   std::string cluster;
   std::string profile;
+  CostModelArgs cost;  // --cost-model, --calibration
   double warm = 0.0;
   std::string copy_mode = "plan";
   bool json = false;
@@ -45,7 +46,8 @@ int RunSimulate(const SimulateArgs& args) {
   auto loaded = LoadPlanFile({.path = args.plan_path,
                               .model = args.model,
                               .cluster = args.cluster,
-                              .profile = args.profile});
+                              .profile = args.profile,
+                              .cost = args.cost});
   if (!loaded.ok()) return ReportError(loaded.status());
   const graph::Graph* graph = loaded->inputs.graph.get();
   const hw::Cluster* cluster = loaded->inputs.cluster.get();
@@ -175,6 +177,7 @@ Command AddSimulateCommand(CLI::App& root) {
   app->add_option("--cluster", args->cluster, "use this cluster instead of the plan's");
   app->add_option("--profile", args->profile,
                   "measured op times (hexplan profile, or a profile JSON/CSV) before the roofline");
+  args->cost.AddTo(app);
   app->add_option("--warm", args->warm, "fraction of the parameters already resident (0..1)")
       ->default_val(0.0);
   app->add_option("--copy-mode", args->copy_mode,

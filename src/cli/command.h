@@ -11,6 +11,7 @@
 #include "hexplan/core/logger.h"
 #include "hexplan/core/output_files.h"
 #include "hexplan/core/status.h"
+#include "hexplan/cost/cost_model.h"
 #include "hexplan/graph/graph.h"
 #include "hexplan/graph/zoo.h"
 
@@ -70,6 +71,18 @@ struct ModelArgs {
   void AddTo(CLI::App* app, bool positional = true);
   StatusOr<graph::ZooOptions> ToZooOptions() const;
   StatusOr<graph::Graph> Load() const;
+};
+
+// The cost-model flags shared by every command that builds a cost model (place, compare, simulate,
+// show): --cost-model calibrated|roofline and --calibration FILE (repeatable; a device model's file
+// replaces the builtin of that model).
+struct CostModelArgs {
+  std::string kind = "calibrated";
+  std::vector<std::string> calibrations;
+
+  void AddTo(CLI::App* app);
+  // The options they select; a bad file is an error naming --calibration and the file's field.
+  StatusOr<cost::CostModelOptions> ToOptions() const;
 };
 
 }  // namespace hx::cli

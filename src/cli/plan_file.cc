@@ -60,7 +60,8 @@ StatusOr<LoadedPlan> LoadPlanFile(const PlanFileArgs& args) {
       args.cluster.empty()
           ? PlanSpecToLoad(args.path, header.cluster.spec, plan::PlanInput::kCluster)
           : args.cluster;
-  auto inputs = LoadPlanningInputs(model_spec, header.model.options, cluster_spec, args.profile);
+  auto inputs =
+      LoadPlanningInputs(model_spec, header.model.options, cluster_spec, args.profile, args.cost);
   if (!inputs.ok()) return inputs.status().WithContext(args.path);
   LoadedPlan loaded;
   loaded.inputs = std::move(inputs).value();

@@ -17,6 +17,7 @@ struct PlanFileArgs {
   std::string model;    // --model: rebuild the graph from this instead of the plan's model
   std::string cluster;  // --cluster: use this instead of the plan's cluster
   std::string profile;  // --profile: measured op times
+  CostModelArgs cost;   // --cost-model, --calibration
 };
 
 struct LoadedPlan {

@@ -32,7 +32,9 @@ void WarnIfProfileMatchesNothing(const std::string& what, const PlanningInputs& 
 StatusOr<PlanningInputs> LoadPlanningInputs(const std::string& model_spec,
                                             const graph::ZooOptions& options,
                                             const std::string& cluster_spec,
-                                            const std::string& profile_path) {
+                                            const std::string& profile_path,
+                                            const CostModelArgs& cost_args) {
+  HX_ASSIGN_OR_RETURN(cost::CostModelOptions cost_options, cost_args.ToOptions());
   PlanningInputs in;
   in.cluster_spec = cluster_spec;
   if (cost::IsWorkloadFile(model_spec)) {
@@ -73,15 +75,16 @@ StatusOr<PlanningInputs> LoadPlanningInputs(const std::string& model_spec,
   if (in.from_workload && !cluster_spec.empty() && in.profile)
     WarnIfProfileMatchesNothing(
         model_spec + " (its measured times, with --cluster " + cluster_spec + ")", in);
-  in.cost = std::make_unique<cost::CostModel>(*in.graph, *in.cluster, cost::CostModelOptions{},
+  in.cost = std::make_unique<cost::CostModel>(*in.graph, *in.cluster, std::move(cost_options),
                                               in.profile.get());
   return in;
 }
 
 StatusOr<PlanningInputs> LoadPlanningInputs(const ModelArgs& model, const std::string& cluster_spec,
-                                            const std::string& profile_path) {
+                                            const std::string& profile_path,
+                                            const CostModelArgs& cost_args) {
   HX_ASSIGN_OR_RETURN(graph::ZooOptions options, model.ToZooOptions());
-  return LoadPlanningInputs(model.model, options, cluster_spec, profile_path);
+  return LoadPlanningInputs(model.model, options, cluster_spec, profile_path, cost_args);
 }
 
 }  // namespace hx::cli

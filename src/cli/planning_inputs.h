@@ -29,12 +29,15 @@ struct PlanningInputs {
 // `profile_path` (optional; `--profile`) is a measured profile (`hexplan profile`, or a profile
 // JSON/CSV of docs/formats.md) the cost model uses before its roofline; workload files carry their
 // own and reject one.
+// `cost_args`: --cost-model and --calibration.
 StatusOr<PlanningInputs> LoadPlanningInputs(const ModelArgs& model, const std::string& cluster_spec,
-                                            const std::string& profile_path = "");
+                                            const std::string& profile_path = "",
+                                            const CostModelArgs& cost_args = {});
 // The same from a model spec with already-resolved zoo options (for `simulate PLAN`).
 StatusOr<PlanningInputs> LoadPlanningInputs(const std::string& model_spec,
                                             const graph::ZooOptions& options,
                                             const std::string& cluster_spec,
-                                            const std::string& profile_path = "");
+                                            const std::string& profile_path = "",
+                                            const CostModelArgs& cost_args = {});
 
 }  // namespace hx::cli

@@ -249,7 +249,10 @@ void ApplyFits(const DeviceFits& fits, DeviceCalibration& calibration) {
                list.end());
     list.push_back(c.calibration);
   }
-  if (calibration.measured_on.empty()) calibration.measured_on = fits.measured_on;
+  if (calibration.measured_on.empty())
+    calibration.measured_on = fits.measured_on;
+  else if (calibration.measured_on.find(fits.measured_on) == std::string::npos)
+    calibration.measured_on += "; operator classes: " + fits.measured_on;
 }
 
 }  // namespace hx::cost

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "hexplan/cost/op_class.h"
+
 namespace hx::cost {
 namespace {
 
@@ -28,7 +30,24 @@ double ClockScale(const hw::Device& device) {
   return device.clock_scale > 0.0 ? device.clock_scale : 1.0;
 }
 
+// (x + half) / (peak * max): the time of work x on a curve that reaches max * x / (x + half) of
+// peak; 0 for no work, infinite without a peak.
+double CurveTime(double x, double half, double peak, double max_fraction) {
+  if (!(x > 0.0)) return 0.0;
+  return peak > 0.0 ? (x + half) / (peak * max_fraction) : kInf;
+}
+
 }  // namespace
+
+const char* CostModelKindName(CostModelKind kind) {
+  return kind == CostModelKind::kRoofline ? "roofline" : "calibrated";
+}
+
+std::optional<CostModelKind> ParseCostModelKind(const std::string& name) {
+  if (name == "calibrated") return CostModelKind::kCalibrated;
+  if (name == "roofline") return CostModelKind::kRoofline;
+  return std::nullopt;
+}
 
 Status CostModelOptions::Validate() const {
   HX_RETURN_IF_ERROR(CheckFraction(gpu_compute_efficiency, "gpu_compute_efficiency"));
@@ -45,6 +64,12 @@ Status CostModelOptions::Validate() const {
         "cost model option resident_weight_fraction: expected a fraction in "
         "[0, 1], got " +
         std::to_string(resident_weight_fraction));
+  for (const auto& [model, calibration] : calibrations) {
+    if (calibration.model != model)
+      return InvalidArgument("cost model option calibrations[" + model +
+                             "]: the calibration is for '" + calibration.model + "'");
+    HX_RETURN_IF_ERROR(calibration.Validate());
+  }
   return Status::Ok();
 }
 
@@ -85,6 +110,98 @@ CostModel::CostModel(const graph::Graph& graph, const hw::Cluster& cluster,
       host_bus_sharing_[d.index()] = best;
     }
   }
+  SetupCalibrations();
+}
+
+void CostModel::SetupCalibrations() {
+  op_class_.reserve(graph_->num_nodes());
+  for (NodeId id : graph_->NodeIds()) op_class_.push_back(ClassifyOp(*graph_, id));
+  calibration_.assign(cluster_->num_devices(), nullptr);
+  shared_bus_efficiency_.assign(cluster_->num_links(), 1.0);
+  if (options_.kind == CostModelKind::kRoofline) return;
+  for (DeviceId d : cluster_->DeviceIds()) {
+    const hw::Device& dev = cluster_->device(d);
+    if (!IsGpuLike(dev.kind) || options_.model_efficiency.count(dev.spec.model)) continue;
+    auto user = options_.calibrations.find(dev.spec.model);
+    if (user != options_.calibrations.end()) {
+      calibration_[d.index()] = &user->second;
+      continue;
+    }
+    auto builtin = BuiltinCalibrations().find(dev.spec.model);
+    if (builtin != BuiltinCalibrations().end()) calibration_[d.index()] = &builtin->second;
+  }
+  if (!cluster_->finalized()) return;
+  for (DeviceId d : cluster_->DeviceIds()) {
+    const DeviceCalibration* c = calibration_[d.index()];
+    if (c == nullptr) continue;
+    for (const hw::RouteHop& hop : cluster_->HostToDevice(d).hops) {
+      double& e = shared_bus_efficiency_[hop.link.index()];
+      e = std::min(e, c->copy.shared_bus_efficiency);
+    }
+  }
+}
+
+double CostModel::LaunchCost(DeviceId device) const {
+  const DeviceCalibration* c = calibration_[device.index()];
+  return c != nullptr ? c->kernel_launch_s : cluster_->device(device).spec.launch_overhead_s;
+}
+
+double CostModel::ModelTime(NodeId op, DeviceId device) const {
+  const DeviceCalibration* c = calibration_[device.index()];
+  if (c == nullptr) return RooflineTime(op, device);
+  if (!graph_->node(op).is_op()) return 0.0;
+  const hw::Device& dev = cluster_->device(device);
+  const graph::OpCost& cost = op_costs_[op.index()];
+  const ClassFit& fit = c->Fit(op_class_[op.index()]);
+  double compute =
+      CurveTime(cost.flops, fit.compute_half_flops, PeakFlopsFor(op, device), fit.compute_max);
+  double memory = CurveTime(static_cast<double>(cost.bytes_moved()), fit.memory_half_bytes,
+                            dev.spec.memory_bandwidth_bytes_per_s, fit.memory_max);
+  // The class's floor (ClassFit::min_s) bounds the kernel's own time, not the launch added to it.
+  return std::max(fit.min_s, fit.fixed_s + std::max(compute, memory) / ClockScale(dev)) +
+         c->kernel_launch_s;
+}
+
+CopyCost CostModel::CopyCostFor(PlaceId src, PlaceId dst, HostMemory memory) const {
+  auto calibration_at = [this](PlaceId p) -> const DeviceCalibration* {
+    const hw::Place& place = cluster_->place(p);
+    return place.kind == hw::PlaceKind::kDevice ? calibration_[place.device.index()] : nullptr;
+  };
+  const DeviceCalibration* a = calibration_at(src);
+  const DeviceCalibration* b = calibration_at(dst);
+  auto is_gpu = [this](PlaceId p) {
+    const hw::Place& place = cluster_->place(p);
+    return place.kind == hw::PlaceKind::kDevice && IsGpuLike(cluster_->device(place.device).kind);
+  };
+  if (is_gpu(src) && is_gpu(dst) && (a != nullptr || b != nullptr)) {
+    if (cluster_->GetRoute(src, dst).via_host) {
+      // Staged through host memory: down from `src`, then up to `dst`.
+      const CopyFit& down = (a ? a : b)->copy.d2h_pinned;
+      const CopyFit& up = (b ? b : a)->copy.h2d_pinned;
+      return {std::min(down.fraction, up.fraction), down.fixed_s + up.fixed_s};
+    }
+    const CopyFit& peer = (a ? a : b)->copy.peer;
+    return {peer.fraction, peer.fixed_s};
+  }
+  if (b != nullptr) {
+    const CopyFit& f = b->copy.For(CopyDirection::kHostToDevice, memory);
+    return {f.fraction, f.fixed_s};
+  }
+  if (a != nullptr) {
+    const CopyFit& f = a->copy.For(CopyDirection::kDeviceToHost, memory);
+    return {f.fraction, f.fixed_s};
+  }
+  return {};
+}
+
+double CostModel::CopyTime(int64_t bytes, PlaceId src, PlaceId dst, HostMemory memory) const {
+  const hw::Route& route = cluster_->GetRoute(src, dst);
+  if (!route.reachable) return kInf;
+  if (route.hops.empty()) return 0.0;
+  CopyCost copy = CopyCostFor(src, dst, memory);
+  if (copy.fraction == 1.0 && copy.fixed_s == 0.0) return route.TransferSeconds(bytes);
+  return route.latency_s + copy.fixed_s +
+         static_cast<double>(bytes) / (route.bottleneck_bytes_per_s * copy.fraction);
 }
 
 Efficiency CostModel::EfficiencyFor(DeviceId device) const {
@@ -134,7 +251,7 @@ double CostModel::ProfiledOrRoofline(NodeId op, DeviceId device) const {
       return hit->seconds / ClockScale(dev);
     }
   }
-  return RooflineTime(op, device);
+  return ModelTime(op, device);
 }
 
 double CostModel::OpTime(NodeId op, DeviceId device) const {
@@ -150,38 +267,58 @@ double CostModel::OpTimeDha(NodeId op, DeviceId device) const {
   double t = base;
   if (weights > 0 && !DhaIsMeasured(op, device)) {
     const hw::Device& dev = cluster_->device(device);
-    double stream = cluster_->HostToDevice(device).TransferSeconds(weights);
     bool profiled =
         profile_ != nullptr &&
         profile_->FindOpTime(*graph_, op, dev.name, dev.spec.model, hw::DeviceKindName(dev.kind))
             .has_value();
     if (profiled) {
       // A measured time is a floor; the weights still have to cross the host route.
-      t = std::max(base, stream + dev.spec.launch_overhead_s);
+      const hw::Route& route = cluster_->HostToDevice(device);
+      double stream = CopyTime(weights, route.src, route.dst, HostMemory::kMapped);
+      t = std::max(base, stream + LaunchCost(device));
     } else {
-      // The op streams its weights over the host route while it computes and touches its
-      // activations in device memory: the slowest of the three governs.
-      const graph::OpCost& cost = op_costs_[op.index()];
-      Efficiency eff = EfficiencyFor(device);
-      double compute = 0.0;
-      if (cost.flops > 0.0) {
-        double peak = PeakFlopsFor(op, device);
-        compute = peak > 0.0 ? cost.flops / (peak * eff.compute) : kInf;
-      }
-      double activations = 0.0;
-      int64_t act_bytes = cost.input_bytes + cost.output_bytes;
-      if (act_bytes > 0) {
-        double bw = dev.spec.memory_bandwidth_bytes_per_s;
-        activations = bw > 0.0 ? static_cast<double>(act_bytes) / (bw * eff.memory) : kInf;
-      }
-      t = std::max(std::max(compute, activations) / ClockScale(dev), stream) +
-          dev.spec.launch_overhead_s;
+      t = DhaModelTime(op, device);
     }
   }
   if (options_.sortinghat_static_adjustments && IsGpuLike(cluster_->device(device).kind)) {
     t *= 2.0 * HostBusSharing(device);
   }
   return t;
+}
+
+// The op streams its weights over the host route while it computes and touches its activations in
+// device memory: the slowest of the three governs.
+double CostModel::DhaModelTime(NodeId op, DeviceId device) const {
+  const hw::Device& dev = cluster_->device(device);
+  const hw::Route& route = cluster_->HostToDevice(device);
+  double stream = CopyTime(OpWeightBytes(op), route.src, route.dst, HostMemory::kMapped);
+  const graph::OpCost& cost = op_costs_[op.index()];
+  int64_t act_bytes = cost.input_bytes + cost.output_bytes;
+  double bw = dev.spec.memory_bandwidth_bytes_per_s;
+  double compute = 0.0;
+  double activations = 0.0;
+  double fixed = 0.0;
+  double floor = 0.0;
+  if (const DeviceCalibration* c = calibration_[device.index()]) {
+    const ClassFit& fit = c->Fit(op_class_[op.index()]);
+    compute =
+        CurveTime(cost.flops, fit.compute_half_flops, PeakFlopsFor(op, device), fit.compute_max);
+    activations =
+        CurveTime(static_cast<double>(act_bytes), fit.memory_half_bytes, bw, fit.memory_max);
+    fixed = fit.fixed_s;
+    floor = fit.min_s;
+  } else {
+    Efficiency eff = EfficiencyFor(device);
+    if (cost.flops > 0.0) {
+      double peak = PeakFlopsFor(op, device);
+      compute = peak > 0.0 ? cost.flops / (peak * eff.compute) : kInf;
+    }
+    if (act_bytes > 0)
+      activations = bw > 0.0 ? static_cast<double>(act_bytes) / (bw * eff.memory) : kInf;
+  }
+  return std::max(floor, fixed + std::max(std::max(compute, activations) / ClockScale(dev),
+                                          stream)) +
+         LaunchCost(device);
 }
 
 bool CostModel::DhaIsMeasured(NodeId op, DeviceId device) const {
@@ -219,7 +356,7 @@ double CostModel::AdjustGpuTransfer(double seconds, PlaceId src, PlaceId dst) co
 
 double CostModel::TransferTime(int64_t bytes, PlaceId src, PlaceId dst) const {
   if (src == dst) return 0.0;
-  double t = cluster_->GetRoute(src, dst).TransferSeconds(bytes);
+  double t = CopyTime(bytes, src, dst, HostMemory::kPinned);
   return AdjustGpuTransfer(t, src, dst);
 }
 
@@ -252,7 +389,7 @@ double CostModel::WeightLoadTime(NodeId weight, DeviceId device) const {
   PlaceId place = cluster_->PlaceOf(device);
   if (host == place || options_.resident_weight_fraction >= 1.0) return 0.0;
   return (1.0 - options_.resident_weight_fraction) *
-         cluster_->GetRoute(host, place).TransferSeconds(bytes);
+         CopyTime(bytes, host, place, HostMemory::kPinned);
 }
 
 int64_t CostModel::OpWeightBytes(NodeId op) const {

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <sstream>
 #include <string>
+#include <utility>
 
 namespace hx::cost {
 namespace {
@@ -15,125 +17,41 @@ std::string Lower(std::string_view s) {
   return out;
 }
 
-// Lower-case op types (ONNX, zoo, PipeDream module classes) by class; the rest is kOther.
+// Lower-case op types (ONNX, zoo, PipeDream module classes) by class, space-separated; the rest is
+// kOther.
+constexpr std::pair<OpClass, const char*> kTypes[] = {
+    {OpClass::kGemm,
+     "matmul gemm matmulinteger qlinearmatmul einsum linear bilinear fusedmatmul fullyconnected"},
+    {OpClass::kConvolution,
+     "conv convtranspose convinteger qlinearconv conv1d conv2d conv3d convtranspose1d "
+     "convtranspose2d convtranspose3d fusedconv deformconv"},
+    {OpClass::kAttention,
+     "attention multiheadattention scaleddotproductattention groupqueryattention"},
+    {OpClass::kElementwise,
+     "add sub mul div pow sqrt exp log neg abs relu relu6 leakyrelu prelu elu selu celu gelu silu "
+     "mish sigmoid hardsigmoid hardswish tanh erf sin cos tan sinh clip cast where min max mean "
+     "sum "
+     "reciprocal sign round floor ceil softplus softsign thresholdedrelu shrink not and or xor "
+     "equal less greater mod dropout identity transpose concat split slice pad tile expand copy "
+     "upsample resize spacetodepth depthtospace quantizelinear dequantizelinear zeropad2d "
+     "threshold hardtanh"},
+    {OpClass::kNormalization,
+     "batchnormalization layernormalization simplifiedlayernormalization skiplayernormalization "
+     "rmsnormalization instancenormalization groupnormalization lpnormalization "
+     "meanvariancenormalization lrn softmax logsoftmax reducemean reducesum reducemax reducemin "
+     "reduceprod reducel1 reducel2 reducelogsum reducelogsumexp reducesumsquare batchnorm1d "
+     "batchnorm2d batchnorm3d layernorm groupnorm instancenorm2d localresponsenorm crossmaplrn2d "
+     "softmax2d"},
+    {OpClass::kRecurrent, "lstm gru rnn lstmcell grucell rnncell"},
+};
+
 const std::map<std::string, OpClass>& Table() {
   static const std::map<std::string, OpClass> table = [] {
     std::map<std::string, OpClass> t;
-    auto add = [&t](OpClass c, std::initializer_list<const char*> names) {
-      for (const char* n : names) t.emplace(n, c);
-    };
-    add(OpClass::kGemm, {"matmul", "gemm", "matmulinteger", "qlinearmatmul", "einsum", "linear",
-                         "bilinear", "fusedmatmul", "fullyconnected"});
-    add(OpClass::kConvolution,
-        {"conv", "convtranspose", "convinteger", "qlinearconv", "conv1d", "conv2d", "conv3d",
-         "convtranspose1d", "convtranspose2d", "convtranspose3d", "fusedconv", "deformconv"});
-    add(OpClass::kAttention,
-        {"attention", "multiheadattention", "scaleddotproductattention", "groupqueryattention"});
-    add(OpClass::kElementwise, {"add",
-                                "sub",
-                                "mul",
-                                "div",
-                                "pow",
-                                "sqrt",
-                                "exp",
-                                "log",
-                                "neg",
-                                "abs",
-                                "relu",
-                                "relu6",
-                                "leakyrelu",
-                                "prelu",
-                                "elu",
-                                "selu",
-                                "celu",
-                                "gelu",
-                                "silu",
-                                "mish",
-                                "sigmoid",
-                                "hardsigmoid",
-                                "hardswish",
-                                "tanh",
-                                "erf",
-                                "sin",
-                                "cos",
-                                "tan",
-                                "sinh",
-                                "clip",
-                                "cast",
-                                "where",
-                                "min",
-                                "max",
-                                "mean",
-                                "sum",
-                                "reciprocal",
-                                "sign",
-                                "round",
-                                "floor",
-                                "ceil",
-                                "softplus",
-                                "softsign",
-                                "thresholdedrelu",
-                                "shrink",
-                                "not",
-                                "and",
-                                "or",
-                                "xor",
-                                "equal",
-                                "less",
-                                "greater",
-                                "mod",
-                                "dropout",
-                                "identity",
-                                "transpose",
-                                "concat",
-                                "split",
-                                "slice",
-                                "pad",
-                                "tile",
-                                "expand",
-                                "copy",
-                                "upsample",
-                                "resize",
-                                "spacetodepth",
-                                "depthtospace",
-                                "quantizelinear",
-                                "dequantizelinear",
-                                "zeropad2d",
-                                "threshold",
-                                "hardtanh"});
-    add(OpClass::kNormalization, {"batchnormalization",
-                                  "layernormalization",
-                                  "simplifiedlayernormalization",
-                                  "skiplayernormalization",
-                                  "rmsnormalization",
-                                  "instancenormalization",
-                                  "groupnormalization",
-                                  "lpnormalization",
-                                  "meanvariancenormalization",
-                                  "lrn",
-                                  "softmax",
-                                  "logsoftmax",
-                                  "reducemean",
-                                  "reducesum",
-                                  "reducemax",
-                                  "reducemin",
-                                  "reduceprod",
-                                  "reducel1",
-                                  "reducel2",
-                                  "reducelogsum",
-                                  "reducelogsumexp",
-                                  "reducesumsquare",
-                                  "batchnorm1d",
-                                  "batchnorm2d",
-                                  "batchnorm3d",
-                                  "layernorm",
-                                  "groupnorm",
-                                  "instancenorm2d",
-                                  "localresponsenorm",
-                                  "crossmaplrn2d",
-                                  "logsoftmax",
-                                  "softmax2d"});
-    add(OpClass::kRecurrent, {"lstm", "gru", "rnn", "lstmcell", "grucell", "rnncell"});
+    for (const auto& [cls, names] : kTypes) {
+      std::istringstream words(names);
+      for (std::string w; words >> w;) t.emplace(w, cls);
+    }
     return t;
   }();
   return table;

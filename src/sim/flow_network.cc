@@ -7,13 +7,18 @@
 
 namespace hx::sim {
 
-FlowNetwork::FlowNetwork(std::vector<double> capacities)
+FlowNetwork::FlowNetwork(std::vector<double> capacities) : FlowNetwork(std::move(capacities), {}) {}
+
+FlowNetwork::FlowNetwork(std::vector<double> capacities, std::vector<double> shared_efficiency)
     : capacity_(std::move(capacities)),
+      shared_efficiency_(std::move(shared_efficiency)),
       used_(capacity_.size(), 0.0),
       res_flows_(capacity_.size()),
       res_mark_(capacity_.size(), 0),
       residual_(capacity_.size(), 0.0),
-      unfixed_count_(capacity_.size(), 0) {}
+      unfixed_count_(capacity_.size(), 0) {
+  HX_CHECK(shared_efficiency_.empty() || shared_efficiency_.size() == capacity_.size());
+}
 
 uint32_t FlowNetwork::Add(double now, double bytes, const std::vector<uint32_t>& resources) {
   HX_CHECK(bytes > 0.0);
@@ -109,6 +114,8 @@ void FlowNetwork::Recompute(double now, const std::vector<uint32_t>& seeds) {
   for (uint32_t r : comp_res_) {
     residual_[r] = capacity_[r];
     unfixed_count_[r] = static_cast<uint32_t>(res_flows_[r].size());
+    if (unfixed_count_[r] >= 2 && !shared_efficiency_.empty())
+      residual_[r] *= shared_efficiency_[r];
   }
   size_t unfixed = comp_flows_.size();
   while (unfixed > 0) {

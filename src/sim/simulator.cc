@@ -117,6 +117,7 @@ struct OpInfo {
   double duration = 0.0;  // non-DHA: the op time; DHA: the DHA time
   bool dha = false;
   double dha_bytes = 0.0;
+  double dha_flow_bytes = 0.0;  // dha_bytes / the mapped copies' fraction of the link
   double dha_latency = 0.0;
   double dha_tail = 0.0;  // DHA time beyond the uncontended read
   std::vector<uint32_t> dha_resources;
@@ -154,7 +155,7 @@ class Engine {
         cluster_(cost.cluster()),
         tg_(std::move(tg)),
         observer_(observer),
-        net_(Capacities(cost.cluster())) {}
+        net_(Capacities(cost.cluster()), SharedEfficiencies(cost)) {}
 
   SimResult Run();
 
@@ -166,6 +167,13 @@ class Engine {
       caps[2 * l + 1] = cluster.link(LinkId(l)).bandwidth_bytes_per_s;
     }
     return caps;
+  }
+  // What two copies at once get of a link (the cost model's calibrations say; 1: all of it).
+  static std::vector<double> SharedEfficiencies(const cost::CostModel& cost) {
+    std::vector<double> eff(2 * cost.cluster().num_links(), 1.0);
+    for (size_t l = 0; l < cost.cluster().num_links(); ++l)
+      eff[2 * l] = eff[2 * l + 1] = cost.SharedBusEfficiency(LinkId(l));
+    return eff;
   }
   uint32_t Resource(const hw::RouteHop& hop) const {
     const bool duplex = cluster_.link(hop.link).full_duplex;
@@ -271,6 +279,9 @@ class Engine {
   std::vector<std::vector<uint32_t>> dependents_;
   std::vector<uint32_t> stream_pred_;  // per task: the task before it on its stream
   std::vector<double> transfer_latency_;
+  // Per transfer: 1 / the fraction of the links its copy kind reaches (the cost model's CopyCost):
+  // the flow carries bytes * this over the nominal capacities.
+  std::vector<double> transfer_flow_scale_;
   std::vector<double> send_cost_;  // per node: the profile's send costs of its outgoing copies
   std::vector<std::vector<uint32_t>> transfer_resources_;
   std::vector<uint32_t> transfer_alloc_;    // buffer allocated at start (or kNone)
@@ -352,6 +363,7 @@ void Engine::SetupDependencies() {
 void Engine::SetupTransfers(RecvPending& recv_pending) {
   const size_t nt = plan_.transfers.size();
   transfer_latency_.assign(nt, 0.0);
+  transfer_flow_scale_.assign(nt, 1.0);
   send_cost_.assign(graph_.num_nodes(), 0.0);
   transfer_resources_.assign(nt, {});
   transfer_alloc_.assign(nt, kNone);
@@ -360,6 +372,11 @@ void Engine::SetupTransfers(RecvPending& recv_pending) {
     const plan::Transfer& tr = plan_.transfers[i];
     transfer_latency_[i] = Latency(cluster_, tr.route);
     transfer_resources_[i] = Resources(tr.route);
+    if (!tr.route.empty()) {
+      const cost::CopyCost copy = cost_.CopyCostFor(tr.src, tr.dst, cost::HostMemory::kPinned);
+      transfer_latency_[i] += copy.fixed_s;
+      transfer_flow_scale_[i] = 1.0 / copy.fraction;
+    }
     if (tr.kind == plan::TransferKind::kActivation) ApplyMeasuredCopyTime(i, recv_pending);
     const DeviceId dst = cluster_.place(tr.dst).device;
     transfer_alloc_[i] = BufferFor(tr.tensor, dst);
@@ -386,7 +403,8 @@ void Engine::ApplyMeasuredCopyTime(size_t i, RecvPending& recv_pending) {
   for (const hw::RouteHop& h : tr.route)
     bottleneck = std::min(bottleneck, cluster_.link(h.link).bandwidth_bytes_per_s);
   const double bytes = static_cast<double>(graph_.tensor(tr.tensor).Bytes());
-  if (bytes > 0.0 && bottleneck > 0.0 && std::isfinite(bottleneck)) flow = bytes / bottleneck;
+  if (bytes > 0.0 && bottleneck > 0.0 && std::isfinite(bottleneck))
+    flow = bytes * transfer_flow_scale_[i] / bottleneck;
   // The part the sender's thread does itself (a CPU core group copies what it produced)
   // keeps the producing op's device busy; the rest is latency.
   // The part the receiver's thread does (its first read of the tensor) lengthens the op
@@ -454,14 +472,18 @@ OpInfo Engine::TimeOp(NodeId op, DeviceId dev) const {
   info.duration = cost_.OpTimeDha(op, dev);
   const hw::Route& route = cluster_.HostToDevice(dev);
   info.dha_resources = Resources(route.hops);
-  info.dha_latency = route.latency_s;
+  // Mapped reads reach a fraction of the route and pay a fixed cost (the cost model's numbers).
+  const cost::CopyCost copy = cost_.CopyCostFor(route.src, route.dst, cost::HostMemory::kMapped);
+  info.dha_flow_bytes = info.dha_bytes / copy.fraction;
+  info.dha_latency = route.latency_s + copy.fixed_s;
   const double uncontended =
       info.dha_latency +
-      (route.bottleneck_bytes_per_s > 0 ? info.dha_bytes / route.bottleneck_bytes_per_s : 0.0);
+      (route.bottleneck_bytes_per_s > 0 ? info.dha_flow_bytes / route.bottleneck_bytes_per_s : 0.0);
   info.dha_tail = std::max(0.0, info.duration - uncontended);
   if (info.dha_resources.empty() || info.dha_bytes <= 0.0 || cost_.DhaIsMeasured(op, dev)) {
     info.dha_resources.clear();
     info.dha_bytes = 0.0;
+    info.dha_flow_bytes = 0.0;
     info.dha_latency = 0.0;
     info.dha_tail = info.duration;
   }
@@ -726,11 +748,12 @@ void Engine::ActivateFlow(uint32_t task, double now) {
   double bytes;
   const std::vector<uint32_t>* resources;
   if (t.kind == Task::Kind::kTransfer) {
-    bytes = static_cast<double>(result_.transfers[t.transfer].bytes);
+    bytes =
+        static_cast<double>(result_.transfers[t.transfer].bytes) * transfer_flow_scale_[t.transfer];
     resources = &transfer_resources_[t.transfer];
   } else {
     const OpInfo& info = op_info_[task_ops_[task][next_op_[task]]];
-    bytes = info.dha_bytes;
+    bytes = info.dha_flow_bytes;
     resources = &info.dha_resources;
   }
   if (bytes <= 0.0 || resources->empty()) {

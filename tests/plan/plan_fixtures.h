@@ -58,7 +58,8 @@ struct CostFixture {
   std::unique_ptr<cost::CostModel> cost;
 
   // Every op takes `op_seconds` on every device (a profile), or the roofline when negative.
-  static std::unique_ptr<CostFixture> Make(graph::Graph g, hw::Cluster c, double op_seconds) {
+  static std::unique_ptr<CostFixture> Make(graph::Graph g, hw::Cluster c, double op_seconds,
+                                           cost::CostModelOptions options = {}) {
     auto f = std::make_unique<CostFixture>();
     f->graph = std::move(g);
     f->cluster = std::move(c);
@@ -66,7 +67,7 @@ struct CostFixture {
       for (NodeId op : f->graph.Ops())
         for (DeviceId d : f->cluster.DeviceIds())
           f->profile.SetNodeTime(f->graph.node(op).name, f->cluster.device(d).name, op_seconds);
-    f->cost = std::make_unique<cost::CostModel>(f->graph, f->cluster, cost::CostModelOptions{},
+    f->cost = std::make_unique<cost::CostModel>(f->graph, f->cluster, std::move(options),
                                                 op_seconds >= 0 ? &f->profile : nullptr);
     return f;
   }

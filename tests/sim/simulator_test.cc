@@ -593,5 +593,79 @@ TEST(LowerBoundTest, WideGraphIsBoundByComputeOrLoads) {
   EXPECT_NEAR(lb->weight_load_s, 13 * 16384 / (2 * testing::kBusBandwidth), kTol);
 }
 
+// ---- The calibrated cost model (issue 21): the simulator copies at the rates the cost model says.
+
+// Op "a" reading its own 16 KiB weight.
+graph::Graph OneOp() {
+  graph::Graph g("one");
+  TensorId x = g.node(g.AddInput("x", graph::DType::kF32, {8, 64})).outputs[0];
+  NodeId w = g.AddWeight("a.weight", graph::DType::kF32, {64, 64});
+  NodeId op = g.AddOpWithOutputs("MatMul", "a", {x, g.node(w).outputs[0]},
+                                 {{"a.out", graph::DType::kF32, {8, 64}}});
+  g.AddOutput(g.node(op).outputs[0]);
+  return g;
+}
+
+cost::CostModelOptions CalibratedTestGpu(double h2d, double fixed_s, double mapped,
+                                         double shared = 1.0) {
+  cost::DeviceCalibration c;
+  c.model = "TestGPU";
+  c.kernel_launch_s = 0.0;
+  c.copy.h2d_pinned = {h2d, fixed_s, "test"};
+  c.copy.dha_mapped = {mapped, fixed_s, "test"};
+  c.copy.shared_bus_efficiency = shared;
+  cost::CostModelOptions options;
+  options.calibrations["TestGPU"] = c;
+  return options;
+}
+
+TEST(CalibratedSimulatorTest, OneCopyPlanTakesTheCostModelsCopyTime) {
+  // One 16 KiB weight over bus1 (1 ms nominal) at half the rate, plus 0.25 ms per copy.
+  auto f = testing::CostFixture::Make(OneOp(), MakeBusCluster(), 0.0,
+                                      CalibratedTestGpu(0.5, 0.25 * kMs, 1.0));
+  Plan p;
+  p.devices.push_back({DeviceId(2), {Subgraph{{Op(f->graph, "a")}}}});
+  ASSERT_TRUE(plan::CompleteTransfers(p, f->graph, f->cluster).ok());
+  const double load = f->cost->WeightLoadTime(Op(f->graph, "a.weight"), DeviceId(2));
+  EXPECT_NEAR(load, 0.25 * kMs + 2 * kMs, kTol);
+  SimResult r = SimRun(p, *f->cost);
+  ASSERT_EQ(r.transfers.size(), 1u);
+  EXPECT_NEAR(r.transfers[0].finish, load, kTol);
+  EXPECT_NEAR(r.makespan_s, load, kTol);
+  EXPECT_EQ(r.weight_load_bytes, 16384);
+  // The roofline kind ignores the calibration: 1 ms.
+  cost::CostModelOptions roofline = CalibratedTestGpu(0.5, 0.25 * kMs, 1.0);
+  roofline.kind = cost::CostModelKind::kRoofline;
+  cost::CostModel plain(f->graph, f->cluster, roofline, &f->profile);
+  EXPECT_NEAR(SimRun(p, plain).makespan_s, 1 * kMs, kTol);
+}
+
+TEST(CalibratedSimulatorTest, TwoCopiesOnOneBusGetTheSharedBusEfficiency) {
+  // Alone 1 ms; together each gets 0.8 / 2 of the bus: 2.5 ms.
+  auto f = testing::CostFixture::Make(TwoIndependentOps(), MakeBusCluster(), 0.0,
+                                      CalibratedTestGpu(1.0, 0.0, 1.0, 0.8));
+  SimResult shared =
+      SimRun(TwoDevicePlan(f->graph, f->cluster, DeviceId(0), DeviceId(1)), *f->cost);
+  ASSERT_EQ(shared.transfers.size(), 2u);
+  for (const TransferRecord& t : shared.transfers) EXPECT_NEAR(t.finish, 2.5 * kMs, kTol);
+  SimResult separate =
+      SimRun(TwoDevicePlan(f->graph, f->cluster, DeviceId(0), DeviceId(2)), *f->cost);
+  for (const TransferRecord& t : separate.transfers) EXPECT_NEAR(t.finish, 1 * kMs, kTol);
+}
+
+TEST(CalibratedSimulatorTest, DhaReadsAtTheMappedFraction) {
+  auto f = testing::CostFixture::Make(OneOp(), MakeBusCluster(), 0.0,
+                                      CalibratedTestGpu(1.0, 0.1 * kMs, 0.25));
+  Plan p;
+  p.devices.push_back({DeviceId(2), {Subgraph{{Op(f->graph, "a")}}}});
+  p.weights.push_back({Op(f->graph, "a.weight"), DeviceId(2), WeightMode::kDha, DeviceId()});
+  ASSERT_TRUE(plan::CompleteTransfers(p, f->graph, f->cluster).ok());
+  const double dha = f->cost->OpTimeDha(Op(f->graph, "a"), DeviceId(2));
+  EXPECT_NEAR(dha, 0.1 * kMs + 4 * kMs, kTol);
+  SimResult r = SimRun(p, *f->cost);
+  EXPECT_NEAR(r.ops[Op(f->graph, "a").index()].finish, dha, kTol);
+  EXPECT_EQ(r.dha_bytes, 16384);
+}
+
 }  // namespace
 }  // namespace hx::sim

@@ -86,7 +86,7 @@ StatusOr<std::vector<CollectiveFitResult>> VidurCollectiveFits(const std::string
 
 // Puts the fitted classes and the written collectives into `calibration`, replacing those of the
 // same class / collective, fabric and GPU count and keeping everything else; sets measured_on
-// where the file has none.
+// where the file has none, and adds the fits' sources to it where it names others.
 void ApplyFits(const DeviceFits& fits, DeviceCalibration& calibration);
 
 }  // namespace hx::cost

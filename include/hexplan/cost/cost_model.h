@@ -1,9 +1,14 @@
 #pragma once
 // How long an operator takes on a device and a tensor between two places, and how much memory an op
-// needs. A measured profile wins; otherwise a roofline:
+// needs. A measured profile wins; otherwise, with the calibrated model (the default) and a
+// calibration for the device's model (device_calibration.h, docs/cost-model.md "Calibrated model"):
+//   time = fixed_s(class) + max((F + F_half) / (peak * compute_max),
+//                               (B + B_half) / (mem_bw * memory_max)) / clock_scale + kernel_launch
+// and else the plain roofline (CostModelKind::kRoofline, the model before calibrations):
 //   time = max(FLOPs / (peak * compute_eff), bytes / (mem_bw * memory_eff)) / clock_scale + launch.
-// Transfers: latency + bytes / bottleneck bandwidth of the route (contention is the simulator's
-// job).
+// Transfers: latency + bytes / bottleneck bandwidth of the route, calibrated: latency + fixed_s +
+// bytes / (bottleneck * fraction) with the copy kind's fraction and fixed cost (contention is the
+// simulator's job; it asks CopyCostFor and SharedBusEfficiency for the same numbers).
 
 #include <map>
 #include <optional>
@@ -11,6 +16,7 @@
 #include <vector>
 
 #include "hexplan/core/status.h"
+#include "hexplan/cost/device_calibration.h"
 #include "hexplan/cost/profile.h"
 #include "hexplan/graph/graph.h"
 #include "hexplan/graph/op_cost.h"
@@ -24,7 +30,25 @@ struct Efficiency {
   double memory = 0.0;
 };
 
+// Which model predicts what no profile measured.
+enum class CostModelKind : uint8_t {
+  kCalibrated,  // a device model's calibration where there is one, else the roofline
+  kRoofline,    // the plain roofline and nominal link rates everywhere (the model before issue 21)
+};
+const char* CostModelKindName(CostModelKind kind);  // "calibrated", "roofline"
+std::optional<CostModelKind> ParseCostModelKind(const std::string& name);
+
+// What a copy of one kind reaches over a route: fraction of its bottleneck, fixed cost per copy.
+struct CopyCost {
+  double fraction = 1.0;
+  double fixed_s = 0.0;
+};
+
 struct CostModelOptions {
+  CostModelKind kind = CostModelKind::kCalibrated;
+  // The user's calibrations (`--calibration FILE`), by model; they replace a builtin of the same
+  // model (BuiltinCalibrations()).
+  std::map<std::string, DeviceCalibration> calibrations;
   double gpu_compute_efficiency = 0.6;  // fraction of peak FLOP/s a kernel reaches
   double gpu_memory_efficiency = 0.8;   // fraction of peak memory bandwidth
   double cpu_compute_efficiency = 0.5;
@@ -35,6 +59,7 @@ struct CostModelOptions {
   // otherwise; host->device transfers unadjusted.)
   bool sortinghat_static_adjustments = false;
   // Per device model ("V100-SXM2-32GB"): overrides the kind defaults above. Calibrate() fills it.
+  // A model listed here uses the roofline with these factors even when it has a calibration.
   std::map<std::string, Efficiency> model_efficiency;
   // Planning for warm runs (`place --warm F`): this fraction of every weight's bytes stays on its
   // device between requests, so WeightLoadTime is (1 - F) of a cold load. Memory is unchanged
@@ -111,6 +136,28 @@ class CostModel {
   Efficiency EfficiencyFor(DeviceId device) const;
   // Peak FLOP/s the op gets on the device: the rate of the op's dtype (OpComputeDType).
   double PeakFlopsFor(NodeId op, DeviceId device) const;
+  // The calibration the device's ops and copies use: null with kRoofline, for a device whose model
+  // has none, and for a model with a model_efficiency entry.
+  const DeviceCalibration* CalibrationFor(DeviceId device) const {
+    return calibration_[device.index()];
+  }
+  // The calibrated estimate alone (ignores the profile); the roofline without a calibration.
+  double ModelTime(NodeId op, DeviceId device) const;
+  // Per-kernel launch cost: the calibration's kernel_launch_s, else the spec's launch_overhead_s.
+  double LaunchCost(DeviceId device) const;
+  // The operator class of each node (op_class.h).
+  OpClass op_class(NodeId op) const { return op_class_[op.index()]; }
+  // A copy from `src` to `dst` (host memory of kind `memory` at the host end): the fraction of the
+  // route's bottleneck it reaches and its fixed cost, from the calibration of the GPU at the device
+  // end (GPU to GPU: the peer fit of either, over the host: the slower of D2H and H2D). {1, 0}
+  // with kRoofline or no calibration.
+  CopyCost CopyCostFor(PlaceId src, PlaceId dst, HostMemory memory = HostMemory::kPinned) const;
+  // Uncontended copy time: latency + fixed_s + bytes / (bottleneck * fraction).
+  double CopyTime(int64_t bytes, PlaceId src, PlaceId dst,
+                  HostMemory memory = HostMemory::kPinned) const;
+  // While two or more copies share the link, the fraction of its capacity they get together: the
+  // smallest shared_bus_efficiency of the calibrated GPUs whose host route crosses it; 1 otherwise.
+  double SharedBusEfficiency(LinkId link) const { return shared_bus_efficiency_[link.index()]; }
   // GPUs (kinds gpu and mig) whose host route shares the busiest PCIe link of this device's host
   // route (>= 1; SortingHat's "GPUs sharing the same PCIe bus").
   int HostBusSharing(DeviceId device) const;
@@ -124,11 +171,16 @@ class CostModel {
   const hw::Cluster* cluster_;
   CostModelOptions options_;
   const Profile* profile_;
-  std::vector<graph::OpCost> op_costs_;   // per node
-  std::vector<std::string> dtype_of_op_;  // per node: dtype name used for peak FLOP/s
-  std::vector<int> host_bus_sharing_;     // per device
-  int num_gpus_ = 0;                      // devices of kind gpu or mig
+  std::vector<graph::OpCost> op_costs_;                // per node
+  std::vector<std::string> dtype_of_op_;               // per node: dtype name used for peak FLOP/s
+  std::vector<int> host_bus_sharing_;                  // per device
+  int num_gpus_ = 0;                                   // devices of kind gpu or mig
+  std::vector<const DeviceCalibration*> calibration_;  // per device; null: roofline
+  std::vector<OpClass> op_class_;                      // per node
+  std::vector<double> shared_bus_efficiency_;          // per link
+  void SetupCalibrations();
   double ProfiledOrRoofline(NodeId op, DeviceId device) const;
+  double DhaModelTime(NodeId op, DeviceId device) const;
   double AdjustGpuTransfer(double seconds, PlaceId src, PlaceId dst) const;
 };
 

@@ -13,6 +13,10 @@ namespace hx::sim {
 class FlowNetwork {
  public:
   explicit FlowNetwork(std::vector<double> capacities);
+  // `shared_efficiency[r]` (one per resource, in (0, 1]): while two or more flows cross resource
+  // r, together they get this fraction of its capacity (bus arbitration losses; a calibration's
+  // shared_bus_efficiency). Empty: 1 everywhere.
+  FlowNetwork(std::vector<double> capacities, std::vector<double> shared_efficiency);
 
   // Starts a flow of `bytes` (> 0) over `resources` at time `now`; returns its id.
   uint32_t Add(double now, double bytes, const std::vector<uint32_t>& resources);
@@ -43,6 +47,7 @@ class FlowNetwork {
   void Recompute(double now, const std::vector<uint32_t>& seeds);
 
   std::vector<double> capacity_;
+  std::vector<double> shared_efficiency_;  // per resource; empty: 1
   std::vector<double> used_;
   std::vector<std::vector<uint32_t>> res_flows_;  // active flows per resource
   std::vector<Flow> flows_;
