@@ -316,8 +316,8 @@ double CostModel::DhaModelTime(NodeId op, DeviceId device) const {
     if (act_bytes > 0)
       activations = bw > 0.0 ? static_cast<double>(act_bytes) / (bw * eff.memory) : kInf;
   }
-  return std::max(floor, fixed + std::max(std::max(compute, activations) / ClockScale(dev),
-                                          stream)) +
+  return std::max(floor,
+                  fixed + std::max(std::max(compute, activations) / ClockScale(dev), stream)) +
          LaunchCost(device);
 }
 

@@ -222,8 +222,9 @@ class Reader {
     HX_RETURN_IF_ERROR(
         Keys(node, p,
              {"compute_max", "compute_half_flops", "memory_max", "memory_half_bytes", "fixed_s",
-              "source", "samples", "fit_error", "held_out_error", "harness_s"}));
+              "source", "samples", "fit_error", "held_out_error", "harness_s", "min_s"}));
     HX_RETURN_IF_ERROR(ReadHarness(node["harness_s"], p + ".harness_s", &f->harness_s));
+    HX_RETURN_IF_ERROR(Number(node, "min_s", p + ".min_s", &f->min_s));
     HX_RETURN_IF_ERROR(Number(node, "compute_max", p + ".compute_max", &f->compute_max));
     HX_RETURN_IF_ERROR(
         Number(node, "compute_half_flops", p + ".compute_half_flops", &f->compute_half_flops));

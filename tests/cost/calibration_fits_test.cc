@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <map>
 
 #include "hexplan/cost/fit_collective.h"
@@ -21,10 +22,10 @@ const std::map<std::pair<std::string, OpClass>, double>& Bounds() {
   static const std::map<std::pair<std::string, OpClass>, double> bounds = {
       {{"A100-SXM4-80GB", OpClass::kGemm}, 0.10},
       {{"A100-SXM4-80GB", OpClass::kElementwise}, 0.27},    // issue: 0.10, not met
-      {{"A100-SXM4-80GB", OpClass::kNormalization}, 0.14},  // issue: 0.10, not met
+      {{"A100-SXM4-80GB", OpClass::kNormalization}, 0.12},  // issue: 0.10, not met
       {{"H100-SXM5-80GB", OpClass::kGemm}, 0.10},
-      {{"H100-SXM5-80GB", OpClass::kElementwise}, 0.26},    // issue: 0.10, not met
-      {{"H100-SXM5-80GB", OpClass::kNormalization}, 0.16},  // issue: 0.10, not met
+      {{"H100-SXM5-80GB", OpClass::kElementwise}, 0.26},  // issue: 0.10, not met
+      {{"H100-SXM5-80GB", OpClass::kNormalization}, 0.10},
       {{"V100-SXM2-32GB", OpClass::kGemm}, 0.20},
       {{"V100-SXM2-32GB", OpClass::kConvolution}, 0.20},
       {{"V100-SXM2-32GB", OpClass::kElementwise}, 0.20},
@@ -73,9 +74,9 @@ INSTANTIATE_TEST_SUITE_P(Models, ShippedCalibrationTest,
 // The models listed with a larger bound do not reach it (docs/cost-model.md "Fits").
 TEST(ShippedCalibrationTest, PipeDreamMedianPerModel) {
   const std::map<std::string, double> known_gaps = {
-      {"PipeDream gnmt", 0.36},      {"PipeDream resnet18", 0.20},
-      {"PipeDream resnext50", 0.16}, {"PipeDream squeezenet1_0", 0.22},
-      {"PipeDream vgg16", 0.24},     {"PipeDream alexnet", 0.23}};
+      {"PipeDream gnmt", 0.40},      {"PipeDream resnet18", 0.20},
+      {"PipeDream resnext50", 0.16}, {"PipeDream squeezenet1_0", 0.23},
+      {"PipeDream vgg16", 0.28},     {"PipeDream alexnet", 0.25}};
   const DeviceCalibration& v100 = BuiltinCalibrations().at("V100-SXM2-32GB");
   auto peak = CalibrationPeak("V100-SXM2-32GB");
   auto samples = ReadCalibrationSamples(testing::SharedDataDir(), "V100-SXM2-32GB");
@@ -126,6 +127,38 @@ TEST_P(ShippedAllReduceTest, LinesReproduceVidur) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Gpus, ShippedAllReduceTest, ::testing::Values("a100", "h100"));
+
+// The fields the fits added to ClassFit (harness_s, min_s) survive a write and a read, and
+// ApplyFits replaces only what was fitted.
+TEST(CalibrationFitsTest, FittedFieldsRoundTripAndMerge) {
+  DeviceCalibration c = BuiltinCalibrations().at("V100-SXM2-32GB");
+  const CopyFit copy_before = c.copy.h2d_pinned;
+  DeviceFits fits;
+  fits.measured_on = "test data";
+  ClassFitResult r;
+  r.op_class = OpClass::kAttention;
+  r.fit.min_s = 7e-6;
+  r.fit.harness_s["a timer"] = 12e-6;
+  r.fit.samples = 5;
+  fits.classes.push_back(r);
+  CollectiveFitResult unwritten;
+  unwritten.calibration.fabric = "nvlink-pairs";
+  fits.collectives.push_back(unwritten);
+  const size_t collectives_before = c.collectives.size();
+  ApplyFits(fits, c);
+  EXPECT_EQ(c.collectives.size(), collectives_before);
+  EXPECT_EQ(c.copy.h2d_pinned.fraction, copy_before.fraction);
+  EXPECT_NE(c.measured_on.find("test data"), std::string::npos);
+  const std::string path = std::filesystem::temp_directory_path() / "hx_fits_round_trip.yaml";
+  ASSERT_TRUE(WriteDeviceCalibration(c, path).ok());
+  auto back = ReadDeviceCalibration(path);
+  std::filesystem::remove(path);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  const ClassFit& f = back->classes.at(OpClass::kAttention);
+  EXPECT_EQ(f.min_s, 7e-6);
+  ASSERT_EQ(f.harness_s.count("a timer"), 1u);
+  EXPECT_EQ(f.harness_s.at("a timer"), 12e-6);
+}
 
 }  // namespace
 }  // namespace hx::cost
