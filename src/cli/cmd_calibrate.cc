@@ -104,6 +104,14 @@ nlohmann::json DeviceJson(const DeviceFits& d) {
           {"pass", d.pass()}};
 }
 
+// A geomean error as "12.3%", or "-" where the half has no samples of the group.
+std::string Percent(const cost::FitErrors& e) {
+  if (e.samples == 0) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f%%", 100 * e.geomean);
+  return buf;
+}
+
 const char* PassText(bool pass) { return pass ? "pass" : "FAIL"; }
 
 void PrintClasses(const DeviceFits& d) {
@@ -117,11 +125,11 @@ void PrintClasses(const DeviceFits& d) {
                 c.bound > 0 ? PassText(c.pass) : "-", c.fit.source.c_str());
     if (c.bound <= 0) continue;
     for (const auto& g : c.groups)
-      std::printf("    %-36s fit %5.1f%%  held-out %5.1f%%  (geomean)\n", g.group.c_str(),
-                  100 * g.fitted.geomean, 100 * g.held_out.geomean);
+      std::printf("    %-36s fit %6s  held-out %6s  (geomean)\n", g.group.c_str(),
+                  Percent(g.fitted).c_str(), Percent(g.held_out).c_str());
     for (const auto& g : c.operators)
-      std::printf("      operator %-27s fit %5.1f%%  held-out %5.1f%%\n", g.group.c_str(),
-                  100 * g.fitted.geomean, 100 * g.held_out.geomean);
+      std::printf("      operator %-34s fit %6s  held-out %6s\n", g.group.c_str(),
+                  Percent(g.fitted).c_str(), Percent(g.held_out).c_str());
   }
 }
 

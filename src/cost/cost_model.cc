@@ -157,8 +157,10 @@ double CostModel::ModelTime(NodeId op, DeviceId device) const {
       CurveTime(cost.flops, fit.compute_half_flops, PeakFlopsFor(op, device), fit.compute_max);
   double memory = CurveTime(static_cast<double>(cost.bytes_moved()), fit.memory_half_bytes,
                             dev.spec.memory_bandwidth_bytes_per_s, fit.memory_max);
-  // The class's floor (ClassFit::min_s) bounds the kernel's own time, not the launch added to it.
-  return std::max(fit.min_s, fit.fixed_s + std::max(compute, memory) / ClockScale(dev)) +
+  // The class's floor (ClassFit::min_s) bounds the kernel's own time, not the launch added to it;
+  // it is the kernel's shortest run on the device, so it scales with the clock as the curve does.
+  return std::max(fit.min_s / ClockScale(dev),
+                  fit.fixed_s + std::max(compute, memory) / ClockScale(dev)) +
          c->kernel_launch_s;
 }
 
@@ -316,7 +318,7 @@ double CostModel::DhaModelTime(NodeId op, DeviceId device) const {
     if (act_bytes > 0)
       activations = bw > 0.0 ? static_cast<double>(act_bytes) / (bw * eff.memory) : kInf;
   }
-  return std::max(floor,
+  return std::max(floor / ClockScale(dev),
                   fixed + std::max(std::max(compute, activations) / ClockScale(dev), stream)) +
          LaunchCost(device);
 }

@@ -20,6 +20,9 @@ struct Problem {
   const std::vector<OpSample>* samples = nullptr;
   std::vector<int> harness_index;
   std::vector<std::string> harnesses;
+  // Whether the floor (min_s) is searched: not where every sample has a harness, whose constant a
+  // floor would stand in for on the smallest samples.
+  bool floor_free = true;
   // 1 / the size of the sample's source (the group's first word: "LLMCompass", "vidur"), so that
   // a source of 20 samples weighs as much as one of 4000.
   std::vector<double> weight;
@@ -82,6 +85,7 @@ Point PatternSearch(Point p, const Problem& pr, double& best) {
   for (double step = 1.0; step > 1e-4;) {
     bool moved = false;
     for (size_t k = 0; k < p.size(); ++k) {
+      if (k == 4 && !pr.floor_free) continue;
       for (double dir : {1.0, -1.0}) {
         Point q = p;
         q[k] += dir * step;
@@ -181,7 +185,7 @@ FitErrors EvaluateClassFit(const ClassFit& fit, const DevicePeak& peak,
 
 StatusOr<ClassFit> FitClassCurve(const std::vector<OpSample>& samples, const DevicePeak& peak) {
   HX_RETURN_IF_ERROR(CheckSamples(samples, peak));
-  const Problem pr = MakeProblem(samples, peak);
+  Problem pr = MakeProblem(samples, peak);
   bool any_flops = false, any_bytes = false, all_harnessed = true;
   double t_small = std::numeric_limits<double>::infinity();
   for (const OpSample& s : samples) {
@@ -190,12 +194,14 @@ StatusOr<ClassFit> FitClassCurve(const std::vector<OpSample>& samples, const Dev
     all_harnessed &= !s.harness.empty();
     t_small = std::min(t_small, s.seconds);
   }
+  pr.floor_free = !all_harnessed;
   Point best_point;
   double best = std::numeric_limits<double>::infinity();
   for (double eff : {0.3, 0.8})
     for (double mem : {0.3, 0.8})
       for (double offset : {kMinOffset * 10, 0.5 * t_small})
         for (double floor : {kMinOffset * 10, t_small}) {
+          if (!pr.floor_free && floor > kMinOffset * 10) continue;
           Point start(5 + pr.harnesses.size(), std::log(offset));
           start[0] = std::log(eff);
           start[1] = std::log(mem);

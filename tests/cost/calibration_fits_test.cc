@@ -73,10 +73,11 @@ INSTANTIATE_TEST_SUITE_P(Models, ShippedCalibrationTest,
 // Issue 21: PipeDream's per-layer times within 15% median per model under the assumed V100.
 // The models listed with a larger bound do not reach it (docs/cost-model.md "Fits").
 TEST(ShippedCalibrationTest, PipeDreamMedianPerModel) {
-  const std::map<std::string, double> known_gaps = {
-      {"PipeDream gnmt", 0.40},      {"PipeDream resnet18", 0.20},
-      {"PipeDream resnext50", 0.16}, {"PipeDream squeezenet1_0", 0.23},
-      {"PipeDream vgg16", 0.28},     {"PipeDream alexnet", 0.25}};
+  const std::map<std::string, double> known_gaps = {{"PipeDream alexnet", 0.23},
+                                                    {"PipeDream gnmt", 0.35},
+                                                    {"PipeDream resnet18", 0.20},
+                                                    {"PipeDream squeezenet1_0", 0.22},
+                                                    {"PipeDream vgg16", 0.24}};
   const DeviceCalibration& v100 = BuiltinCalibrations().at("V100-SXM2-32GB");
   auto peak = CalibrationPeak("V100-SXM2-32GB");
   auto samples = ReadCalibrationSamples(testing::SharedDataDir(), "V100-SXM2-32GB");
