@@ -119,11 +119,13 @@ void CostModel::SetupCalibrations() {
   calibration_.assign(cluster_->num_devices(), nullptr);
   shared_bus_efficiency_.assign(cluster_->num_links(), 1.0);
   if (options_.kind == CostModelKind::kRoofline) return;
+  user_calibrations_ =
+      std::make_shared<const std::map<std::string, DeviceCalibration>>(options_.calibrations);
   for (DeviceId d : cluster_->DeviceIds()) {
     const hw::Device& dev = cluster_->device(d);
     if (!IsGpuLike(dev.kind) || options_.model_efficiency.count(dev.spec.model)) continue;
-    auto user = options_.calibrations.find(dev.spec.model);
-    if (user != options_.calibrations.end()) {
+    auto user = user_calibrations_->find(dev.spec.model);
+    if (user != user_calibrations_->end()) {
       calibration_[d.index()] = &user->second;
       continue;
     }
@@ -135,6 +137,8 @@ void CostModel::SetupCalibrations() {
     const DeviceCalibration* c = calibration_[d.index()];
     if (c == nullptr) continue;
     for (const hw::RouteHop& hop : cluster_->HostToDevice(d).hops) {
+      // The PCIe links copies contend for (as HostBusSharing counts them), not the memory bus.
+      if (cluster_->link(hop.link).kind != hw::LinkKind::kPcie) continue;
       double& e = shared_bus_efficiency_[hop.link.index()];
       e = std::min(e, c->copy.shared_bus_efficiency);
     }

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
 
 #include "hexplan/cost/cost_model.h"
 #include "hexplan/cost/device_calibration.h"
@@ -210,6 +211,17 @@ TEST(CalibratedCostModelTest, OptionsRejectAMislabelledCalibration) {
   EXPECT_EQ(ParseCostModelKind("roofline"), CostModelKind::kRoofline);
   EXPECT_EQ(ParseCostModelKind("calibrated"), CostModelKind::kCalibrated);
   EXPECT_FALSE(ParseCostModelKind("exact").has_value());
+}
+
+TEST(CalibratedCostModelTest, ACopiedModelKeepsTheUserCalibration) {
+  Fixture f;
+  auto original = std::make_unique<CostModel>(f.graph, f.cluster, Calibrated());
+  const double t = original->OpTime(f.Node("mm"), f.gpu0);
+  CostModel copy = *original;
+  original.reset();
+  ASSERT_NE(copy.CalibrationFor(f.gpu0), nullptr);
+  EXPECT_EQ(copy.CalibrationFor(f.gpu0)->kernel_launch_s, 7e-6);
+  EXPECT_EQ(copy.OpTime(f.Node("mm"), f.gpu0), t);
 }
 
 // ResNet-50 at batch 1 on the SortingHat V100 server: the builtin V100 calibration makes loading

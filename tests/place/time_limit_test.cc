@@ -83,7 +83,10 @@ std::unique_ptr<Inputs> MakeInputs(graph::Graph g, const std::string& preset) {
   auto c = hw::BuildPreset(preset);
   EXPECT_TRUE(c.ok());
   auto s = std::make_unique<Inputs>(Inputs{std::move(g), std::move(*c), nullptr});
-  s->cost = std::make_unique<cost::CostModel>(s->graph, s->cluster);
+  // The roofline: these solver cases were sized on its numbers (issue 21 kept it as an option).
+  cost::CostModelOptions options;
+  options.kind = cost::CostModelKind::kRoofline;
+  s->cost = std::make_unique<cost::CostModel>(s->graph, s->cluster, options);
   return s;
 }
 

@@ -11,6 +11,7 @@
 // simulator's job; it asks CopyCostFor and SharedBusEfficiency for the same numbers).
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -171,13 +172,16 @@ class CostModel {
   const hw::Cluster* cluster_;
   CostModelOptions options_;
   const Profile* profile_;
-  std::vector<graph::OpCost> op_costs_;                // per node
-  std::vector<std::string> dtype_of_op_;               // per node: dtype name used for peak FLOP/s
-  std::vector<int> host_bus_sharing_;                  // per device
-  int num_gpus_ = 0;                                   // devices of kind gpu or mig
-  std::vector<const DeviceCalibration*> calibration_;  // per device; null: roofline
-  std::vector<OpClass> op_class_;                      // per node
-  std::vector<double> shared_bus_efficiency_;          // per link
+  std::vector<graph::OpCost> op_costs_;   // per node
+  std::vector<std::string> dtype_of_op_;  // per node: dtype name used for peak FLOP/s
+  std::vector<int> host_bus_sharing_;     // per device
+  int num_gpus_ = 0;                      // devices of kind gpu or mig
+  // Per device; null: roofline. Points into the builtins or into user_calibrations_, which copies
+  // of the model share (so a copied model's pointers stay valid).
+  std::vector<const DeviceCalibration*> calibration_;
+  std::shared_ptr<const std::map<std::string, DeviceCalibration>> user_calibrations_;
+  std::vector<OpClass> op_class_;              // per node
+  std::vector<double> shared_bus_efficiency_;  // per link
   void SetupCalibrations();
   double ProfiledOrRoofline(NodeId op, DeviceId device) const;
   double DhaModelTime(NodeId op, DeviceId device) const;
