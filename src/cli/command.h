@@ -35,6 +35,7 @@ Command AddCompareCommand(CLI::App& root);
 Command AddRunCommand(CLI::App& root);
 Command AddProfileCommand(CLI::App& root);
 Command AddPlannersCommand(CLI::App& root);
+Command AddCalibrateCommand(CLI::App& root);
 
 // Prints "hexplan: error: <message>" to stderr and returns the status's exit code.
 int ReportError(const Status& status);

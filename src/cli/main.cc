@@ -42,7 +42,7 @@ int main(int argc, char** argv) {
       hx::cli::AddSimulateCommand(app), hx::cli::AddShowCommand(app),
       hx::cli::AddPlaceCommand(app),    hx::cli::AddCompareCommand(app),
       hx::cli::AddRunCommand(app),      hx::cli::AddProfileCommand(app),
-      hx::cli::AddPlannersCommand(app),
+      hx::cli::AddPlannersCommand(app), hx::cli::AddCalibrateCommand(app),
   };
 
   try {

@@ -164,7 +164,11 @@ double CostModel::ModelTime(NodeId op, DeviceId device) const {
       CurveTime(cost.flops, fit.compute_half_flops, PeakFlopsFor(op, device), fit.compute_max);
   double memory = CurveTime(static_cast<double>(cost.bytes_moved()), fit.memory_half_bytes,
                             dev.spec.memory_bandwidth_bytes_per_s, fit.memory_max);
-  return fit.fixed_s + std::max(compute, memory) / ClockScale(dev) + c->kernel_launch_s;
+  // The class's floor (ClassFit::min_s) bounds the kernel's own time, not the launch added to it;
+  // it is the kernel's shortest run on the device, so it scales with the clock as the curve does.
+  return std::max(fit.min_s / ClockScale(dev),
+                  fit.fixed_s + std::max(compute, memory) / ClockScale(dev)) +
+         c->kernel_launch_s;
 }
 
 CopyCost CostModel::CopyCostFor(PlaceId src, PlaceId dst, HostMemory memory) const {
@@ -306,6 +310,7 @@ double CostModel::DhaModelTime(NodeId op, DeviceId device) const {
   double compute = 0.0;
   double activations = 0.0;
   double fixed = 0.0;
+  double floor = 0.0;
   if (const DeviceCalibration* c = calibration_[device.index()]) {
     const ClassFit& fit = c->Fit(op_class_[op.index()]);
     compute =
@@ -313,6 +318,7 @@ double CostModel::DhaModelTime(NodeId op, DeviceId device) const {
     activations =
         CurveTime(static_cast<double>(act_bytes), fit.memory_half_bytes, bw, fit.memory_max);
     fixed = fit.fixed_s;
+    floor = fit.min_s;
   } else {
     Efficiency eff = EfficiencyFor(device);
     if (cost.flops > 0.0) {
@@ -322,7 +328,8 @@ double CostModel::DhaModelTime(NodeId op, DeviceId device) const {
     if (act_bytes > 0)
       activations = bw > 0.0 ? static_cast<double>(act_bytes) / (bw * eff.memory) : kInf;
   }
-  return fixed + std::max(std::max(compute, activations) / ClockScale(dev), stream) +
+  return std::max(floor / ClockScale(dev),
+                  fixed + std::max(std::max(compute, activations) / ClockScale(dev), stream)) +
          LaunchCost(device);
 }
 

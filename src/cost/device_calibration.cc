@@ -55,6 +55,9 @@ Status ValidateClass(const Where& where, const std::string& p, const ClassFit& f
   HX_RETURN_IF_ERROR(CheckFraction(where, p + ".memory_max", f.memory_max));
   HX_RETURN_IF_ERROR(CheckNonNegative(where, p + ".memory_half_bytes", f.memory_half_bytes));
   HX_RETURN_IF_ERROR(CheckNonNegative(where, p + ".fixed_s", f.fixed_s));
+  HX_RETURN_IF_ERROR(CheckNonNegative(where, p + ".min_s", f.min_s));
+  for (const auto& [name, v] : f.harness_s)
+    HX_RETURN_IF_ERROR(CheckNonNegative(where, p + ".harness_s." + name, v));
   HX_RETURN_IF_ERROR(CheckNonNegative(where, p + ".samples", f.samples));
   HX_RETURN_IF_ERROR(CheckNonNegative(where, p + ".fit_error", f.fit_error));
   return CheckNonNegative(where, p + ".held_out_error", f.held_out_error);
@@ -197,10 +200,31 @@ class Reader {
     return Status::Ok();
   }
 
+  // ClassFit::harness_s: a mapping of harness name -> seconds (>= 0).
+  Status ReadHarness(const YAML::Node& node, const std::string& p,
+                     std::map<std::string, double>* out) {
+    if (!node) return Status::Ok();
+    if (!node.IsMap()) return Error(node, p, "must be a mapping of harness -> seconds");
+    for (const auto& kv : node) {
+      std::string name = kv.first.as<std::string>();
+      double v = -1;
+      try {
+        v = kv.second.as<double>();
+      } catch (const std::exception&) {
+      }
+      if (!(v >= 0)) return Error(kv.second, p + "." + name, "must be a number of seconds >= 0");
+      (*out)[name] = v;
+    }
+    return Status::Ok();
+  }
+
   Status ReadClassFit(const YAML::Node& node, const std::string& p, ClassFit* f) {
-    HX_RETURN_IF_ERROR(Keys(node, p,
-                            {"compute_max", "compute_half_flops", "memory_max", "memory_half_bytes",
-                             "fixed_s", "source", "samples", "fit_error", "held_out_error"}));
+    HX_RETURN_IF_ERROR(
+        Keys(node, p,
+             {"compute_max", "compute_half_flops", "memory_max", "memory_half_bytes", "fixed_s",
+              "source", "samples", "fit_error", "held_out_error", "harness_s", "min_s"}));
+    HX_RETURN_IF_ERROR(ReadHarness(node["harness_s"], p + ".harness_s", &f->harness_s));
+    HX_RETURN_IF_ERROR(Number(node, "min_s", p + ".min_s", &f->min_s));
     HX_RETURN_IF_ERROR(Number(node, "compute_max", p + ".compute_max", &f->compute_max));
     HX_RETURN_IF_ERROR(
         Number(node, "compute_half_flops", p + ".compute_half_flops", &f->compute_half_flops));
@@ -326,6 +350,15 @@ void EmitClassFit(YAML::Emitter& out, const ClassFit& f) {
   out << YAML::Key << "samples" << YAML::Value << f.samples;
   EmitNumber(out, "fit_error", f.fit_error);
   EmitNumber(out, "held_out_error", f.held_out_error);
+  if (f.min_s > 0) EmitNumber(out, "min_s", f.min_s);
+  if (!f.harness_s.empty()) {
+    out << YAML::Key << "harness_s" << YAML::Value << YAML::BeginMap;
+    for (const auto& [name, v] : f.harness_s) {
+      out << YAML::Key << YAML::DoubleQuoted << name;
+      out << YAML::Value << Shortest(v);
+    }
+    out << YAML::EndMap;
+  }
   out << YAML::EndMap;
 }
 

@@ -2,74 +2,20 @@
 
 #include <cmath>
 #include <limits>
-#include <sstream>
 
-#include "hexplan/core/file_util.h"
+#include "hexplan/cost/calibration_data.h"
 
 namespace hx::tp {
 namespace {
-
-// Numbers of a CSV line with unit suffixes ("0.1900ms", "101.7Tflops") stripped.
-std::vector<double> Numbers(const std::string& line) {
-  std::vector<double> out;
-  std::stringstream ss(line);
-  std::string cell;
-  while (std::getline(ss, cell, ',')) {
-    size_t pos = 0;
-    try {
-      out.push_back(std::stod(cell, &pos));
-    } catch (const std::exception&) {
-      return {};
-    }
-  }
-  return out;
-}
-
-StatusOr<std::vector<std::vector<double>>> ReadRows(const std::string& path, size_t columns) {
-  HX_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
-  std::vector<std::vector<double>> rows;
-  std::stringstream in(text);
-  std::string line;
-  int line_no = 0;
-  while (std::getline(in, line)) {
-    ++line_no;
-    if (line.find_first_not_of(" \r\t") == std::string::npos) continue;
-    std::vector<double> v = Numbers(line);
-    if (v.size() < columns)
-      return ParseError(path + ":" + std::to_string(line_no) + ": expected " +
-                        std::to_string(columns) + " numbers");
-    rows.push_back(v);
-  }
-  return rows;
-}
 
 double LogErr(double pred, double meas) { return std::log(pred / meas); }
 
 }  // namespace
 
 StatusOr<std::vector<KernelSample>> ReadLlmCompassMicrobench(const std::string& dir) {
+  HX_ASSIGN_OR_RETURN(std::vector<cost::OpSample> ops, cost::ReadLlmCompassOps(dir));
   std::vector<KernelSample> out;
-  const std::string base = dir + "/ae/figure5/";
-  HX_ASSIGN_OR_RETURN(auto mm, ReadRows(base + "ab/real_hardware/matmul_A100.csv", 4));
-  for (const auto& r : mm) {
-    double m = r[0], k = r[1], n = r[2];
-    out.push_back({"matmul", 2 * m * k * n, 2 * (m * k + k * n + m * n), r[3] * 1e-3});
-  }
-  struct Elementwise {
-    const char* op;
-    const char* file;
-    bool two_dims;
-  } ew[] = {{"softmax", "cf/real_hardware/softmax_A100.csv", true},
-            {"layernorm", "de/real_hardware/layernorm_A100.csv", true},
-            {"gelu", "g/real_hardware/gelu_A100.csv", false}};
-  for (const auto& e : ew) {
-    HX_ASSIGN_OR_RETURN(auto rows, ReadRows(base + e.file, e.two_dims ? 3 : 2));
-    for (const auto& r : rows) {
-      double elements = e.two_dims ? r[0] * r[1] : r[0];
-      double throughput = e.two_dims ? r[2] : r[1];  // 1e9 elements/s
-      out.push_back({e.op, 0.0, 4.0 * elements, elements / (throughput * 1e9)});
-    }
-  }
+  for (const cost::OpSample& op : ops) out.push_back({op.label, op.flops, op.bytes, op.seconds});
   return out;
 }
 
@@ -120,7 +66,7 @@ StatusOr<LayerComparison> CompareLlmCompassLayer(const std::string& dir, bool pr
                                                  const AllReduceModel& allreduce) {
   const std::string path = dir + "/ae/figure5/ijkl/real_hardware/" +
                            (prefill ? "transformer_A100.csv" : "transformerAR_A100.csv");
-  HX_ASSIGN_OR_RETURN(auto rows, ReadRows(path, 1));
+  HX_ASSIGN_OR_RETURN(auto rows, cost::ReadLlmCompassRows(path, 1));
   const char* names[] = {"Q_K_V",         "Q_mul_K", "A_mul_V",       "Wo_proj",
                          "W1_proj",       "W2_proj", "Softmax",       "LayerNorm_MHA",
                          "LayerNorm_FFN", "GeLU",    "AllReduce_MHA", "AllReduce_FFN"};

@@ -5,7 +5,7 @@
 // model uses it in place of the plain roofline unless CostModelOptions::kind is kRoofline.
 //
 // Kernel time of an op of class c with F FLOPs and B bytes on a device with peak P and bandwidth W:
-//   t = fixed_s + max(F / (P * compute(F)), B / (W * memory(B)))
+//   t = max(min_s, fixed_s + max(F / (P * compute(F)), B / (W * memory(B))))
 //   compute(F) = compute_max * F / (F + compute_half_flops)   (small kernels reach less of peak)
 //   memory(B)  = memory_max  * B / (B + memory_half_bytes)
 // Copy of S bytes over a link of nominal bandwidth L: t = fixed_s + S / (L * fraction).
@@ -45,6 +45,15 @@ struct ClassFit {
   int samples = 0;              // 0: not fitted (an assumption, see source)
   double fit_error = 0.0;       // geomean |relative error| on the samples fitted
   double held_out_error = 0.0;  // ... on the held-out samples
+  // What each measurement harness of the fitted data adds to every time it reports (Python
+  // timers, profiler hooks, a synchronisation per measurement), by harness name ("PipeDream
+  // image_classification"); fitted with the curve, not part of a kernel's time. Sources that
+  // time kernels inside a running model (vidur) have none: their constant is fixed_s.
+  std::map<std::string, double> harness_s;
+  // The floor a small kernel shows: t = max(min_s, fixed_s + max(...)); 0 = none. Added with the
+  // fits (docs/cost-model.md "Fits"): vidur's RMSNorm takes ~7 us from 1 to ~150 tokens, then
+  // grows linearly from a ~3 us intercept, which an additive fixed_s alone cannot follow.
+  double min_s = 0.0;
 };
 
 // Host memory a copy reads or writes: page-locked, pageable (staged through a pinned buffer by the

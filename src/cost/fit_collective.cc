@@ -1,4 +1,4 @@
-#include "hexplan/tp/collective_fit.h"
+#include "hexplan/cost/fit_collective.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,7 +8,7 @@
 
 #include "hexplan/core/file_util.h"
 
-namespace hx::tp {
+namespace hx::cost {
 namespace {
 
 std::vector<std::string> SplitCsvLine(const std::string& line) {
@@ -134,7 +134,7 @@ double AllReduceModel::AllReduceSeconds(double bytes) const {
   return lines.empty() ? 0.0 : best;
 }
 
-Status FitOptions::Validate() const {
+Status AllReduceFitOptions::Validate() const {
   if (max_lines < 1 || max_lines > 6)
     return InvalidArgument("fit max_lines must be in 1..6, got " + std::to_string(max_lines));
   if (max_iterations < 1) return InvalidArgument("fit max_iterations must be >= 1");
@@ -142,7 +142,7 @@ Status FitOptions::Validate() const {
 }
 
 StatusOr<AllReduceModel> FitAllReduce(const std::vector<CollectiveSample>& samples, int gpus,
-                                      const FitOptions& options) {
+                                      const AllReduceFitOptions& options) {
   HX_RETURN_IF_ERROR(options.Validate());
   if (gpus < 2)
     return InvalidArgument("an all-reduce fit needs >= 2 GPUs, got " + std::to_string(gpus));
@@ -197,8 +197,9 @@ StatusOr<AllReduceModel> FitAllReduce(const std::vector<CollectiveSample>& sampl
   return best_model;
 }
 
-FitReport EvaluateFit(const AllReduceModel& model, const std::vector<CollectiveSample>& samples) {
-  FitReport r;
+AllReduceFitReport EvaluateFit(const AllReduceModel& model,
+                               const std::vector<CollectiveSample>& samples) {
+  AllReduceFitReport r;
   r.samples = static_cast<int>(samples.size());
   std::vector<double> errs;
   std::map<int, std::vector<double>> by_bucket;
@@ -239,8 +240,8 @@ FitReport EvaluateFit(const AllReduceModel& model, const std::vector<CollectiveS
   return r;
 }
 
-StatusOr<FitReport> HeldOutFit(const std::vector<CollectiveSample>& samples, int gpus,
-                               const FitOptions& options) {
+StatusOr<AllReduceFitReport> HeldOutFit(const std::vector<CollectiveSample>& samples, int gpus,
+                                        const AllReduceFitOptions& options) {
   std::vector<CollectiveSample> s = samples, train, test;
   std::sort(s.begin(), s.end(),
             [](const CollectiveSample& a, const CollectiveSample& b) { return a.bytes < b.bytes; });
@@ -249,4 +250,4 @@ StatusOr<FitReport> HeldOutFit(const std::vector<CollectiveSample>& samples, int
   return EvaluateFit(model, test);
 }
 
-}  // namespace hx::tp
+}  // namespace hx::cost

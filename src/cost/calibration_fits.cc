@@ -1,0 +1,258 @@
+#include "hexplan/cost/calibration_fits.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "hexplan/cost/calibration_data.h"
+#include "hexplan/cost/fit_collective.h"
+#include "hexplan/hw/device_spec.h"
+
+namespace hx::cost {
+namespace {
+
+constexpr double kOperatorBound = 0.10;  // issue 21: geomean per operator class
+
+struct Fitted {
+  std::vector<ClassFitResult> classes;
+  std::vector<OpSample> held_out;  // every class's held-out half
+};
+
+std::string SourceOf(const std::vector<OpSample>& samples, const std::string& device_note) {
+  std::set<std::string> groups;
+  for (const OpSample& s : samples) groups.insert(s.group.substr(0, s.group.find(' ')));
+  std::string out;
+  for (const std::string& g : groups) out += (out.empty() ? "" : " + ") + g;
+  return out + " (" + device_note + ")";
+}
+
+// The errors by sample.group, or with `by_operator` by the source's operator name.
+std::vector<GroupErrors> ErrorsByGroup(const ClassFit& fit, const DevicePeak& peak,
+                                       const std::vector<OpSample>& fitted,
+                                       const std::vector<OpSample>& held_out, bool by_operator) {
+  auto key = [&](const OpSample& s) {
+    return by_operator ? s.group.substr(0, s.group.find(' ')) + " " + s.label : s.group;
+  };
+  std::map<std::string, std::pair<std::vector<OpSample>, std::vector<OpSample>>> by_group;
+  for (const OpSample& s : fitted) by_group[key(s)].first.push_back(s);
+  for (const OpSample& s : held_out) by_group[key(s)].second.push_back(s);
+  std::vector<GroupErrors> out;
+  for (const auto& [group, halves] : by_group)
+    out.push_back({group, EvaluateClassFit(fit, peak, halves.first),
+                   EvaluateClassFit(fit, peak, halves.second)});
+  return out;
+}
+
+bool WithinBound(const ClassFitResult& r) {
+  if (r.bound <= 0) return true;
+  if (r.fit.fit_error > r.bound || r.fit.held_out_error > r.bound) return false;
+  for (const GroupErrors& g : r.groups)
+    if (g.fitted.geomean > r.bound || g.held_out.geomean > r.bound) return false;
+  return true;
+}
+
+// One fit per class present in `samples` (a class needs >= 4 samples).
+StatusOr<Fitted> FitClasses(const std::vector<OpSample>& samples, const DevicePeak& peak,
+                            const std::string& device_note, double bound) {
+  std::map<OpClass, std::vector<OpSample>> by_class;
+  for (const OpSample& s : samples) by_class[s.op_class].push_back(s);
+  Fitted out;
+  for (const auto& [op_class, class_samples] : by_class) {
+    if (class_samples.size() < 4) continue;
+    ClassFitResult r;
+    r.op_class = op_class;
+    r.bound = bound;
+    HX_ASSIGN_OR_RETURN(
+        r.fit, FitClassWithHeldOut(class_samples, peak, SourceOf(class_samples, device_note)));
+    std::vector<OpSample> fitted, held_out;
+    SplitByRooflineTime(class_samples, peak, fitted, held_out);
+    r.groups = ErrorsByGroup(r.fit, peak, fitted, held_out, false);
+    r.operators = ErrorsByGroup(r.fit, peak, fitted, held_out, true);
+    r.pass = WithinBound(r);
+    out.classes.push_back(std::move(r));
+    out.held_out.insert(out.held_out.end(), held_out.begin(), held_out.end());
+  }
+  return out;
+}
+
+Status Append(StatusOr<std::vector<OpSample>> read, std::vector<OpSample>& out) {
+  if (!read.ok()) return read.status();
+  out.insert(out.end(), read->begin(), read->end());
+  return Status::Ok();
+}
+
+Status AppendVidur(const std::string& data_dir, const std::string& gpu,
+                   std::vector<OpSample>& out) {
+  const std::string base = data_dir + "/tp/microsoft-vidur/data/profiling/compute/" + gpu + "/";
+  HX_RETURN_IF_ERROR(Append(
+      ReadVidurMlp(base + "meta-llama/Llama-2-70b-hf/mlp.csv", "vidur " + gpu + " Llama-2-70b"),
+      out));
+  return Append(ReadVidurMlp(base + "codellama/CodeLlama-34b-Instruct-hf/mlp.csv",
+                             "vidur " + gpu + " CodeLlama-34b"),
+                out);
+}
+
+StatusOr<DeviceFits> OperatorFits(const std::string& model, const std::string& measured_on,
+                                  const std::vector<OpSample>& samples) {
+  DeviceFits d;
+  d.model = model;
+  d.measured_on = measured_on;
+  d.dtype = "fp16";
+  HX_ASSIGN_OR_RETURN(d.peak, CalibrationPeak(model));
+  HX_ASSIGN_OR_RETURN(Fitted f, FitClasses(samples, d.peak, measured_on, kOperatorBound));
+  d.classes = std::move(f.classes);
+  return d;
+}
+
+// The per-model median errors of PipeDream's layers under the class fits.
+std::vector<ModelErrors> PipeDreamModelErrors(const DeviceFits& d,
+                                              const std::vector<OpSample>& samples,
+                                              const std::vector<OpSample>& held_out) {
+  std::map<OpClass, const ClassFit*> fits;
+  for (const ClassFitResult& r : d.classes) fits[r.op_class] = &r.fit;
+  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> errors;
+  auto add = [&](const OpSample& s, bool is_held_out) {
+    auto it = fits.find(s.op_class);
+    if (it == fits.end()) return;
+    double e = std::abs(MeasuredSeconds(*it->second, d.peak, s) / s.seconds - 1.0);
+    (is_held_out ? errors[s.group].second : errors[s.group].first).push_back(e);
+  };
+  for (const OpSample& s : samples) add(s, false);
+  for (const OpSample& s : held_out) add(s, true);
+  std::vector<ModelErrors> out;
+  for (auto& [model, e] : errors) {
+    ModelErrors m;
+    m.model = model;
+    m.all = SummariseErrors(e.first);
+    m.held_out = SummariseErrors(e.second);
+    m.pass = m.all.median <= m.bound && m.held_out.median <= m.bound;
+    out.push_back(m);
+  }
+  return out;
+}
+
+// PipeDream's image classification and translation profiles, timed by its profiler.
+const char* const kPipeDreamModels[] = {"image_classification/alexnet",
+                                        "image_classification/vgg16",
+                                        "image_classification/squeezenet1_0",
+                                        "image_classification/resnet18",
+                                        "image_classification/resnet50",
+                                        "image_classification/resnet101",
+                                        "image_classification/resnext50",
+                                        "image_classification/resnext101",
+                                        "image_classification/inception_v3",
+                                        "image_classification/densenet121",
+                                        "image_classification/nasnetamobile",
+                                        "image_classification/nasnetalarge",
+                                        "translation/gnmt",
+                                        "translation/gnmt_large"};
+
+StatusOr<std::vector<OpSample>> PipeDreamSamples(const std::string& data_dir) {
+  std::vector<OpSample> samples;
+  for (const std::string name : kPipeDreamModels) {
+    const std::string family = name.substr(0, name.find('/'));
+    const std::string model = name.substr(name.find('/') + 1);
+    const std::string path =
+        data_dir + "/placement/pipedream/profiler/" + family + "/profiles/" + model + "/graph.txt";
+    HX_RETURN_IF_ERROR(
+        Append(ReadPipeDreamLayers(path, "PipeDream " + model, "PipeDream " + family), samples));
+  }
+  return samples;
+}
+
+StatusOr<DeviceFits> PipeDreamFits(const std::string& data_dir) {
+  HX_ASSIGN_OR_RETURN(std::vector<OpSample> samples, PipeDreamSamples(data_dir));
+  DeviceFits d;
+  d.model = "V100-SXM2-32GB";
+  d.measured_on = "assumed V100 (PipeDream, SOSP'19: V100 clusters; fp32, batch 128)";
+  d.dtype = "fp32";
+  HX_ASSIGN_OR_RETURN(d.peak, CalibrationPeak(d.model));
+  HX_ASSIGN_OR_RETURN(Fitted f, FitClasses(samples, d.peak, "assumed V100-SXM2", 0.0));
+  d.classes = std::move(f.classes);
+  d.models = PipeDreamModelErrors(d, samples, f.held_out);
+  return d;
+}
+
+}  // namespace
+
+StatusOr<DevicePeak> CalibrationPeak(const std::string& model) {
+  auto spec = hw::FindDeviceSpec(model);
+  if (!spec) return NotFound("no device spec for calibration model '" + model + "'");
+  const std::string dtype = model.rfind("V100", 0) == 0 ? "fp32" : "fp16";
+  return DevicePeak{spec->PeakFlops(dtype), spec->memory_bandwidth_bytes_per_s};
+}
+
+StatusOr<std::vector<OpSample>> ReadCalibrationSamples(const std::string& data_dir,
+                                                       const std::string& model) {
+  std::vector<OpSample> out;
+  if (model == "A100-SXM4-80GB") {
+    HX_RETURN_IF_ERROR(
+        Append(ReadLlmCompassOps(data_dir + "/tp/PrincetonUniversity-LLMCompass"), out));
+    HX_RETURN_IF_ERROR(AppendVidur(data_dir, "a100", out));
+  } else if (model == "H100-SXM5-80GB") {
+    HX_RETURN_IF_ERROR(AppendVidur(data_dir, "h100", out));
+  } else if (model == "V100-SXM2-32GB") {
+    return PipeDreamSamples(data_dir);
+  } else {
+    return NotFound("no measured operator data for device model '" + model + "'");
+  }
+  return out;
+}
+
+bool DeviceFits::pass() const {
+  for (const auto& c : classes)
+    if (!c.pass) return false;
+  for (const auto& m : models)
+    if (!m.pass) return false;
+  for (const auto& c : collectives)
+    if (!c.pass) return false;
+  return true;
+}
+
+bool CalibrationFits::pass() const {
+  for (const auto& d : devices)
+    if (!d.pass()) return false;
+  return true;
+}
+
+StatusOr<CalibrationFits> RunCalibrationFits(const std::string& data_dir) {
+  if (!std::filesystem::is_directory(data_dir))
+    return NotFound(data_dir + ": no such data directory");
+  CalibrationFits out;
+  HX_ASSIGN_OR_RETURN(auto a100, ReadCalibrationSamples(data_dir, "A100-SXM4-80GB"));
+  HX_ASSIGN_OR_RETURN(auto h100, ReadCalibrationSamples(data_dir, "H100-SXM5-80GB"));
+  HX_ASSIGN_OR_RETURN(
+      DeviceFits a,
+      OperatorFits("A100-SXM4-80GB", "A100-SXM4-80GB (LLMCompass), A100 80GB (vidur)", a100));
+  HX_ASSIGN_OR_RETURN(a.collectives, VidurCollectiveFits(data_dir, "a100"));
+  HX_ASSIGN_OR_RETURN(DeviceFits h, OperatorFits("H100-SXM5-80GB", "H100 80GB (vidur)", h100));
+  HX_ASSIGN_OR_RETURN(h.collectives, VidurCollectiveFits(data_dir, "h100"));
+  HX_ASSIGN_OR_RETURN(DeviceFits v, PipeDreamFits(data_dir));
+  out.devices = {std::move(a), std::move(h), std::move(v)};
+  return out;
+}
+
+void ApplyFits(const DeviceFits& fits, DeviceCalibration& calibration) {
+  for (const ClassFitResult& c : fits.classes) calibration.classes[c.op_class] = c.fit;
+  for (const CollectiveFitResult& c : fits.collectives) {
+    if (!c.written) continue;
+    auto& list = calibration.collectives;
+    list.erase(std::remove_if(list.begin(), list.end(),
+                              [&](const CollectiveCalibration& x) {
+                                return x.collective == c.calibration.collective &&
+                                       x.fabric == c.calibration.fabric &&
+                                       x.gpus == c.calibration.gpus;
+                              }),
+               list.end());
+    list.push_back(c.calibration);
+  }
+  if (calibration.measured_on.empty())
+    calibration.measured_on = fits.measured_on;
+  else if (calibration.measured_on.find(fits.measured_on) == std::string::npos)
+    calibration.measured_on += "; operator classes: " + fits.measured_on;
+}
+
+}  // namespace hx::cost

@@ -1,0 +1,165 @@
+// The shipped calibration files (data/calibration/*.yaml) against the measured data they were
+// fitted to: each fitted class and collective reproduces its recorded errors (a stale file fails)
+// and stays within its bound on the fitted half and on the held-out half.
+#include "hexplan/cost/calibration_fits.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+
+#include "hexplan/cost/fit_collective.h"
+#include "testing/test_paths.h"
+
+namespace hx::cost {
+namespace {
+
+// Geomean bounds per fitted class. 0.10 is issue 21's number for the LLMCompass and vidur
+// operator classes; the classes that do not reach it carry the error they reach today
+// (docs/cost-model.md "Fits" explains each), so that a worse fit fails. PipeDream's classes
+// are bounded by the per-model median below; their class bound only catches a broken fit.
+const std::map<std::pair<std::string, OpClass>, double>& Bounds() {
+  static const std::map<std::pair<std::string, OpClass>, double> bounds = {
+      {{"A100-SXM4-80GB", OpClass::kGemm}, 0.10},
+      {{"A100-SXM4-80GB", OpClass::kElementwise}, 0.27},    // issue: 0.10, not met
+      {{"A100-SXM4-80GB", OpClass::kNormalization}, 0.12},  // issue: 0.10, not met
+      {{"H100-SXM5-80GB", OpClass::kGemm}, 0.10},
+      {{"H100-SXM5-80GB", OpClass::kElementwise}, 0.26},  // issue: 0.10, not met
+      {{"H100-SXM5-80GB", OpClass::kNormalization}, 0.10},
+      {{"V100-SXM2-32GB", OpClass::kGemm}, 0.20},
+      {{"V100-SXM2-32GB", OpClass::kConvolution}, 0.20},
+      {{"V100-SXM2-32GB", OpClass::kElementwise}, 0.20},
+      {{"V100-SXM2-32GB", OpClass::kNormalization}, 0.20},
+      {{"V100-SXM2-32GB", OpClass::kRecurrent}, 0.20},
+      {{"V100-SXM2-32GB", OpClass::kOther}, 0.20},
+  };
+  return bounds;
+}
+
+class ShippedCalibrationTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ShippedCalibrationTest, FittedClassesReproduceTheirErrors) {
+  const std::string model = GetParam();
+  auto it = BuiltinCalibrations().find(model);
+  ASSERT_NE(it, BuiltinCalibrations().end()) << model << ": no data/calibration file";
+  auto peak = CalibrationPeak(model);
+  ASSERT_TRUE(peak.ok());
+  auto samples = ReadCalibrationSamples(testing::SharedDataDir(), model);
+  ASSERT_TRUE(samples.ok()) << samples.status().ToString();
+  int fitted_classes = 0;
+  for (const auto& [op_class, fit] : it->second.classes) {
+    if (fit.samples == 0) continue;  // an assumption, not a fit
+    ++fitted_classes;
+    std::vector<OpSample> of_class, fitted, held_out;
+    for (const OpSample& s : *samples)
+      if (s.op_class == op_class) of_class.push_back(s);
+    SplitByRooflineTime(of_class, *peak, fitted, held_out);
+    const std::string what = model + " " + std::string(OpClassName(op_class));
+    ASSERT_EQ(fit.samples, static_cast<int>(fitted.size())) << what << ": stale file";
+    const FitErrors on_fitted = EvaluateClassFit(fit, *peak, fitted);
+    const FitErrors on_held_out = EvaluateClassFit(fit, *peak, held_out);
+    EXPECT_NEAR(on_fitted.geomean, fit.fit_error, 1e-3) << what << ": stale file";
+    EXPECT_NEAR(on_held_out.geomean, fit.held_out_error, 1e-3) << what << ": stale file";
+    const double bound = Bounds().at({model, op_class});
+    EXPECT_LE(on_fitted.geomean, bound) << what;
+    EXPECT_LE(on_held_out.geomean, bound) << what;
+  }
+  EXPECT_GE(fitted_classes, 3) << model;
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, ShippedCalibrationTest,
+                         ::testing::Values("A100-SXM4-80GB", "H100-SXM5-80GB", "V100-SXM2-32GB"));
+
+// Issue 21: PipeDream's per-layer times within 15% median per model under the assumed V100.
+// The models listed with a larger bound do not reach it (docs/cost-model.md "Fits").
+TEST(ShippedCalibrationTest, PipeDreamMedianPerModel) {
+  const std::map<std::string, double> known_gaps = {{"PipeDream alexnet", 0.23},
+                                                    {"PipeDream gnmt", 0.35},
+                                                    {"PipeDream resnet18", 0.20},
+                                                    {"PipeDream squeezenet1_0", 0.22},
+                                                    {"PipeDream vgg16", 0.24}};
+  const DeviceCalibration& v100 = BuiltinCalibrations().at("V100-SXM2-32GB");
+  auto peak = CalibrationPeak("V100-SXM2-32GB");
+  auto samples = ReadCalibrationSamples(testing::SharedDataDir(), "V100-SXM2-32GB");
+  ASSERT_TRUE(samples.ok() && peak.ok());
+  std::map<std::string, std::vector<double>> errors;
+  for (const OpSample& s : *samples) {
+    const ClassFit& fit = v100.Fit(s.op_class);
+    ASSERT_GT(fit.samples, 0) << OpClassName(s.op_class) << " is not fitted";
+    errors[s.group].push_back(std::abs(MeasuredSeconds(fit, *peak, s) / s.seconds - 1.0));
+  }
+  EXPECT_EQ(errors.size(), 14u);
+  for (const auto& [model, e] : errors) {
+    auto gap = known_gaps.find(model);
+    EXPECT_LE(SummariseErrors(e).median, gap == known_gaps.end() ? 0.15 : gap->second) << model;
+  }
+}
+
+// The NCCL all-reduce lines in the A100 and H100 files reproduce vidur's times within 10%
+// geomean on the sizes they were fitted to and on the others.
+class ShippedAllReduceTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ShippedAllReduceTest, LinesReproduceVidur) {
+  const std::string gpu = GetParam();
+  const std::string model = gpu == "a100" ? "A100-SXM4-80GB" : "H100-SXM5-80GB";
+  int checked = 0;
+  for (const CollectiveCalibration& c : BuiltinCalibrations().at(model).collectives) {
+    if (c.samples == 0 || c.fabric != "nvswitch") continue;
+    auto samples = ReadVidurAllReduce(testing::SharedDataDir() +
+                                          "/tp/microsoft-vidur/data/profiling/network/" + gpu +
+                                          "_dgx/all_reduce.csv",
+                                      c.gpus, c.gpus);
+    ASSERT_TRUE(samples.ok());
+    AllReduceModel m;
+    m.gpus = c.gpus;
+    for (const CollectiveLine& l : c.lines) m.lines.push_back({l.alpha_s, l.bus_bytes_per_s});
+    std::vector<CollectiveSample> fitted, held_out;
+    for (size_t i = 0; i < samples->size(); ++i)
+      (i % 2 ? held_out : fitted).push_back((*samples)[i]);
+    const double fit_error = EvaluateFit(m, fitted).geomean_rel_error;
+    const double held_out_error = EvaluateFit(m, held_out).geomean_rel_error;
+    EXPECT_NEAR(fit_error, c.fit_error, 1e-3) << model << " " << c.gpus << ": stale file";
+    EXPECT_NEAR(held_out_error, c.held_out_error, 1e-3) << model << " " << c.gpus;
+    EXPECT_LE(fit_error, 0.10);
+    EXPECT_LE(held_out_error, 0.10);
+    ++checked;
+  }
+  EXPECT_EQ(checked, 3) << model << ": 2, 4 and 8 GPUs";
+}
+
+INSTANTIATE_TEST_SUITE_P(Gpus, ShippedAllReduceTest, ::testing::Values("a100", "h100"));
+
+// The fields the fits added to ClassFit (harness_s, min_s) survive a write and a read, and
+// ApplyFits replaces only what was fitted.
+TEST(CalibrationFitsTest, FittedFieldsRoundTripAndMerge) {
+  DeviceCalibration c = BuiltinCalibrations().at("V100-SXM2-32GB");
+  const CopyFit copy_before = c.copy.h2d_pinned;
+  DeviceFits fits;
+  fits.measured_on = "test data";
+  ClassFitResult r;
+  r.op_class = OpClass::kAttention;
+  r.fit.min_s = 7e-6;
+  r.fit.harness_s["a timer"] = 12e-6;
+  r.fit.samples = 5;
+  fits.classes.push_back(r);
+  CollectiveFitResult unwritten;
+  unwritten.calibration.fabric = "nvlink-pairs";
+  fits.collectives.push_back(unwritten);
+  const size_t collectives_before = c.collectives.size();
+  ApplyFits(fits, c);
+  EXPECT_EQ(c.collectives.size(), collectives_before);
+  EXPECT_EQ(c.copy.h2d_pinned.fraction, copy_before.fraction);
+  EXPECT_NE(c.measured_on.find("test data"), std::string::npos);
+  const std::string path = std::filesystem::temp_directory_path() / "hx_fits_round_trip.yaml";
+  ASSERT_TRUE(WriteDeviceCalibration(c, path).ok());
+  auto back = ReadDeviceCalibration(path);
+  std::filesystem::remove(path);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  const ClassFit& f = back->classes.at(OpClass::kAttention);
+  EXPECT_EQ(f.min_s, 7e-6);
+  ASSERT_EQ(f.harness_s.count("a timer"), 1u);
+  EXPECT_EQ(f.harness_s.at("a timer"), 12e-6);
+}
+
+}  // namespace
+}  // namespace hx::cost
