@@ -353,7 +353,8 @@ def sortinghat_discussion(results):
               "paper's critical path must include the path's transfers, since SortingHat beats it "
               "there through transfer parallelism.",
               "- **Simulated, not measured.** Every number is the same discrete-event simulator "
-              "under one roofline cost model; the paper's are wall-clock on hardware. The gap to "
+              "under one cost model (the calibrated GPU model of docs/cost-model.md since issue 21); "
+              "the paper's are wall-clock on hardware. The gap to "
               "the bound column shows what each plan leaves: SortingHat's remaining gap at (1, 32) "
               "is the load volume over the buses, which no schedule removes.",
               ""]
@@ -474,8 +475,8 @@ def main():
     img_dir = os.path.join(out_dir, "img")
     lines = ["# Placement results", "",
              "Written by `scripts/placement-suite.py` (do not edit by hand). Every number is the "
-             "discrete-event simulator's latency under hexplan's cost model (roofline, or the "
-             "workload's own profile), the same for every planner; see docs/simulator.md and "
+             "discrete-event simulator's latency under hexplan's cost model (the calibrated GPU "
+             "model, docs/cost-model.md \"Calibrated model\", or the workload's own profile), the same for every planner; see docs/simulator.md and "
              "docs/cost-model.md. Planning time limit per planner: each section names the "
              "command that wrote it (`make suite` runs every group at 3 s per planner).", ""]
     preamble_end = len(lines)
