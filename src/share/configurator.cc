@@ -23,8 +23,10 @@ TripletArray TripletDecision(const ServiceProfile& profile, double limit_ms, int
   return best;
 }
 
-std::vector<Segment> DemandMatching(int service, double rate, const TripletArray& triplets) {
-  // OPTSEG: the triplet of maximum throughput per GPC.
+namespace {
+
+// The instance size whose triplet serves the most requests per GPC (the first on ties); -1 if none.
+int MostEfficientSize(const TripletArray& triplets) {
   int opt = -1;
   for (int i = 0; i < kNumInstanceSizes; ++i) {
     if (!triplets[i].valid()) continue;
@@ -33,6 +35,14 @@ std::vector<Segment> DemandMatching(int service, double rate, const TripletArray
       opt = i;
     }
   }
+  return opt;
+}
+
+}  // namespace
+
+std::vector<Segment> DemandMatching(int service, double rate, const TripletArray& triplets) {
+  // OPTSEG: the triplet of maximum throughput per GPC.
+  const int opt = MostEfficientSize(triplets);
   std::vector<Segment> out;
   if (opt < 0) return out;
   const Triplet& o = triplets[opt];
@@ -53,14 +63,10 @@ std::vector<Segment> DemandMatching(int service, double rate, const TripletArray
 
 std::vector<Segment> DemandMatchingPublished(int service, double rate,
                                              const TripletArray& triplets) {
-  int opt = -1, largest = -1;
+  const int opt = MostEfficientSize(triplets);
+  int largest = -1;
   for (int i = 0; i < kNumInstanceSizes; ++i) {
-    if (!triplets[i].valid()) continue;
-    largest = i;
-    if (opt < 0 ||
-        triplets[i].throughput / triplets[i].gpcs > triplets[opt].throughput / triplets[opt].gpcs) {
-      opt = i;
-    }
+    if (triplets[i].valid()) largest = i;
   }
   std::vector<Segment> out;
   if (opt < 0) return out;
