@@ -270,10 +270,10 @@ TEST(SloVerificationTest, HexplanPlansPassTheirOwnCheckAndTheSimulation) {
 // Unique ids: a model served several times gets model#k; --change takes an id, and a bare model
 // name that several services share is an error listing them.
 TEST(ServiceIdTest, RepeatedModelsGetUniqueIdsAndChangeNeedsOne) {
-  std::vector<Service> services = {{"bert", 10, 100}, {"vgg16", 10, 100}};
+  std::vector<Service> services = {{"bert", 10, 100, ""}, {"vgg16", 10, 100, ""}};
   services.push_back(services[0]);
   services.push_back(services[1]);
-  services.push_back({"resnet50", 10, 100});
+  services.push_back({"resnet50", 10, 100, ""});
   AssignServiceIds(&services);
   std::vector<std::string> ids;
   for (const auto& s : services) ids.push_back(s.name);

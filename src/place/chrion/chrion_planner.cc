@@ -126,11 +126,11 @@ struct Context {
   // Per node, computed once: GPU time (+inf: unsupported), time on each CPU device (indexed like
   // `cpus`), weights read, Eq. 4's outputs + ephemeral bytes, and (weights) their bytes.
   std::vector<DeviceId> cpus;
-  std::vector<int> slot_cpu;  // slot_cpu[j - 1]: index into cpus
-  std::vector<double> gpu_time;
-  std::vector<std::vector<double>> cpu_time;
-  std::vector<std::vector<NodeId>> weights;
-  std::vector<int64_t> base_mem, bytes;
+  std::vector<int> slot_cpu = {};  // slot_cpu[j - 1]: index into cpus
+  std::vector<double> gpu_time = {};
+  std::vector<std::vector<double>> cpu_time = {};
+  std::vector<std::vector<NodeId>> weights = {};
+  std::vector<int64_t> base_mem = {}, bytes = {};
 
   void Precompute() {
     const size_t n = g.num_nodes();
