@@ -9,10 +9,11 @@ PACKAGES=(
   libonnx-dev libprotobuf-dev protobuf-compiler
   coinor-libcbc-dev
   nlohmann-json3-dev libcli11-dev libyaml-cpp-dev
-  libopenblas-dev
+  libopenblas-dev libdnnl-dev
+  libonnx-testdata
   libgtest-dev libgmock-dev libbenchmark-dev
   librsvg2-bin libxml2-utils
-  python3
+  python3 python3-dev pybind11-dev python3-numpy python3-pytest
 )
 
 missing=()
