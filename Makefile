@@ -12,19 +12,28 @@ FUZZ_LONG_SECONDS ?= 300
 # machine from a clean clone; the whole run must stay under 30 minutes). STRICT_BUDGETS=1 fails a
 # step over its budget instead of warning.
 STRICT_BUDGETS ?= 0
+# The interpreter the Python module is built and installed for (`make python`; docs/python.md).
+PYTHON ?= /usr/bin/python3
 STEP := HX_STRICT_BUDGETS=$(STRICT_BUDGETS) bash scripts/timed-step.sh
 
-.PHONY: demo test deps release debug fuzz fuzz-run fuzz-long tsan tsan-build format format-check \
+.PHONY: demo test deps release python debug fuzz fuzz-run fuzz-long tsan tsan-build format format-check \
   bench suite docs-check clean
 
 deps:
 	@bash scripts/install-deps.sh
 
 release: deps
-	@cmake -S . -B $(RELEASE_DIR) -DCMAKE_BUILD_TYPE=Release -DHX_BUILD_TESTS=OFF >/dev/null
+	@cmake -S . -B $(RELEASE_DIR) -DCMAKE_BUILD_TYPE=Release -DHX_BUILD_TESTS=OFF \
+	  -DPython3_EXECUTABLE=$(PYTHON) >/dev/null
 	@cmake --build $(RELEASE_DIR) -j$(JOBS) --target hexplan
 
-demo: release
+# `import hexplan` (docs/python.md): the module, built in the release tree beside the CLI, installed
+# for $(PYTHON) (its site-packages; the user's when that is not writable).
+python: release
+	@cmake --build $(RELEASE_DIR) -j$(JOBS) --target hexplan_python
+	@bash scripts/install-python.sh $(RELEASE_DIR) $(PYTHON)
+
+demo: python
 	@bash scripts/demo.sh $(RELEASE_DIR)/hexplan
 
 debug: deps
@@ -69,6 +78,8 @@ test:
 	@$(STEP) debug-build 640 $(MAKE) --no-print-directory debug
 	@$(STEP) ctest 340 sh -c 'cd $(DEBUG_DIR) && ctest --output-on-failure -j$(JOBS)'
 	@$(STEP) release-build 285 $(MAKE) --no-print-directory release
+	@$(STEP) python 90 $(MAKE) --no-print-directory python
+	@$(STEP) pytest 40 $(PYTHON) -m pytest -q -p no:cacheprovider python/tests
 	@$(STEP) docs 80 sh -c 'python3 scripts/check-docs.py --hexplan $(RELEASE_DIR)/hexplan && python3 scripts/check-docs.py --hexplan $(RELEASE_DIR)/hexplan --first-look'
 	@$(STEP) fuzz-build 225 $(MAKE) --no-print-directory fuzz
 	@$(STEP) fuzz-run 80 env HX_FUZZ_SECONDS=$(FUZZ_SECONDS) bash scripts/run-fuzzers.sh $(FUZZ_DIR)

@@ -1,23 +1,27 @@
 #include <cstdio>
 
+#include "cli/cli_app.h"
 #include "cli/command.h"
 #include "hexplan/graph/model_loader.h"
 
 namespace hx::cli {
 
 int ReportError(const Status& status) {
-  std::fprintf(stderr, "hexplan: error: %s\n", status.message().c_str());
-  return status.ExitCode();
+  return RecordError(status.message(), status.ExitCode(), "hexplan: error: ");
 }
 
 namespace {
 bool strict_warnings = false;
+size_t warnings_before = 0;  // the logger's count when this command began (RunCli may run again)
 }  // namespace
 
-void SetStrict(bool strict) { strict_warnings = strict; }
+void SetStrict(bool strict) {
+  strict_warnings = strict;
+  warnings_before = CliLogger().warnings();
+}
 
 Status CheckStrict() {
-  const size_t warnings = CliLogger().warnings();
+  const size_t warnings = CliLogger().warnings() - warnings_before;
   if (!strict_warnings || warnings == 0) return Status::Ok();
   return InvalidArgument("--strict: " + std::to_string(warnings) + " warning" +
                          (warnings == 1 ? "" : "s") + " above; nothing written");

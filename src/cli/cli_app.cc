@@ -1,0 +1,132 @@
+// The `hexplan` command line (see cli_app.h); main.cc is a call to RunCli.
+#include "cli/cli_app.h"
+
+#include <cstdio>
+#include <exception>
+
+#include "cli/cli_progress.h"
+#include "cli/command.h"
+#include "hexplan/core/interrupt.h"
+
+namespace hx::cli {
+namespace {
+
+ReportedError last_error;
+bool print_errors = true;
+
+// "hexplan frobnicate": CLI11 would say only that a subcommand is required.
+std::string UnknownCommand(const CLI::App& app, const std::vector<std::string>& args) {
+  if (args.empty() || args[0].empty() || args[0][0] == '-') return "";
+  std::string names;
+  for (const CLI::App* sub : app.get_subcommands({})) {
+    if (sub->get_name() == args[0]) return "";
+    names += (names.empty() ? "" : ", ") + sub->get_name();
+  }
+  return "unknown command '" + args[0] + "' (commands: " + names + ")";
+}
+
+std::vector<Command> AddCommands(CLI::App& app) {
+  return {
+      AddModelsCommand(app),   AddInspectCommand(app),   AddExportCommand(app),
+      AddShareCommand(app),    AddTopoCommand(app),      AddTpCommand(app),
+      AddSimulateCommand(app), AddShowCommand(app),      AddPlaceCommand(app),
+      AddCompareCommand(app),  AddRunCommand(app),       AddProfileCommand(app),
+      AddPlannersCommand(app), AddCalibrateCommand(app),
+  };
+}
+
+// Runs the one parsed subcommand.
+int RunParsed(const std::vector<Command>& commands) {
+  for (const auto& command : commands) {
+    if (!command.app->parsed()) continue;
+    const int code = command.run();
+    if (code != 0) return code;
+    // Under --strict a command that warned fails, even one without output files.
+    if (Status s = CheckStrict(); !s.ok()) return ReportError(s);
+    return 0;
+  }
+  return 2;
+}
+
+}  // namespace
+
+const ReportedError& LastReportedError() { return last_error; }
+
+void SetPrintErrors(bool print) { print_errors = print; }
+
+int RecordError(const std::string& message, int exit_code, const char* prefix) {
+  last_error = {message, exit_code};
+  if (print_errors) std::fprintf(stderr, "%s%s\n", prefix, message.c_str());
+  return exit_code;
+}
+
+std::vector<CliOption> CommandOptions(const std::string& command) {
+  CLI::App app;
+  const std::vector<Command> commands = AddCommands(app);
+  std::vector<CliOption> out;
+  for (const Command& c : commands) {
+    if (c.app->get_name() != command) continue;
+    for (const CLI::Option* o : c.app->get_options()) {
+      if (o->get_lnames().empty() && !o->get_positional()) continue;  // -h
+      CliOption option;
+      option.positional = !o->nonpositional();
+      option.name = option.positional ? o->get_name(true) : o->get_lnames().front();
+      if (option.name == "help") continue;
+      option.flag = o->get_expected_max() == 0;
+      option.repeatable = o->get_items_expected_max() > 1;
+      option.required = o->get_required();
+      option.description = o->get_description();
+      option.default_text = o->get_default_str();
+      out.push_back(std::move(option));
+    }
+  }
+  return out;
+}
+
+int RunCli(const std::vector<std::string>& args) {
+  last_error = {};
+  ClearStopRequest();
+  CLI::App app{"hexplan: plan and run deep-learning inference on heterogeneous hardware"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "hexplan 0.1.0");
+  bool strict = false;
+  app.add_flag("--strict", strict,
+               "warnings are errors: a command that warns (an input ignored or defaulted) exits 2 "
+               "and writes nothing");
+  bool quiet = false;
+  app.add_flag("--quiet", quiet,
+               "no progress lines on stderr for long runs (warnings and errors still print)");
+  app.fallthrough();  // --strict and --quiet after the subcommand too
+  const std::vector<Command> commands = AddCommands(app);
+
+  std::vector<std::string> argv_text = {"hexplan"};
+  argv_text.insert(argv_text.end(), args.begin(), args.end());
+  std::vector<const char*> argv;
+  for (const std::string& a : argv_text) argv.push_back(a.c_str());
+  try {
+    app.parse(static_cast<int>(argv.size()), argv.data());
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // Usage errors are the user's to fix (exit 2) and read like every other error.
+    const std::string unknown = UnknownCommand(app, args);
+    const std::string message = unknown.empty() ? e.what() : unknown;
+    RecordError(message, 2, "hexplan: error: ");
+    if (print_errors) std::fprintf(stderr, "Run with --help for more information.\n");
+    return 2;
+  }
+
+  try {
+    SetStrict(strict);
+    SetQuiet(quiet);
+    return RunParsed(commands);
+  } catch (const std::exception& e) {
+    return RecordError(e.what(), 1, "hexplan: internal error: ");
+  }
+}
+
+}  // namespace hx::cli
