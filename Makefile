@@ -78,8 +78,8 @@ test:
 	@$(STEP) debug-build 640 $(MAKE) --no-print-directory debug
 	@$(STEP) ctest 340 sh -c 'cd $(DEBUG_DIR) && ctest --output-on-failure -j$(JOBS)'
 	@$(STEP) release-build 285 $(MAKE) --no-print-directory release
-	@$(STEP) python 90 $(MAKE) --no-print-directory python
-	@$(STEP) pytest 40 $(PYTHON) -m pytest -q -p no:cacheprovider python/tests
+	@$(STEP) python 40 $(MAKE) --no-print-directory python
+	@$(STEP) pytest 20 $(PYTHON) -m pytest -q -p no:cacheprovider python/tests
 	@$(STEP) docs 80 sh -c 'python3 scripts/check-docs.py --hexplan $(RELEASE_DIR)/hexplan && python3 scripts/check-docs.py --hexplan $(RELEASE_DIR)/hexplan --first-look'
 	@$(STEP) fuzz-build 225 $(MAKE) --no-print-directory fuzz
 	@$(STEP) fuzz-run 80 env HX_FUZZ_SECONDS=$(FUZZ_SECONDS) bash scripts/run-fuzzers.sh $(FUZZ_DIR)

@@ -65,7 +65,7 @@ def test_ctrl_c_returns_the_best_plan():
     timer.start()
     try:
         plan = hexplan.place("mobilenet_v2", "sortinghat-v100", algo="efficientmip",
-                             time_limit=60)
+                             time_limit=60, quiet=True)
     finally:
         timer.cancel()
     assert plan.interrupted and plan.latency_ms > 0

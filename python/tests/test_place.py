@@ -89,6 +89,7 @@ def test_options_come_from_the_registry():
         for spec in specs:
             assert spec["name"] in place_flags, (name, spec["name"])
     assert {"time-limit", "seed", "gap", "coarsen", "batch", "cluster"} <= place_flags
+    assert {"quiet", "strict"} <= place_flags  # the root's flags that may follow the command
     assert "q" in {s["name"] for s in planners["efficientmip"]}
 
 

@@ -25,6 +25,16 @@ std::string UnknownCommand(const CLI::App& app, const std::vector<std::string>& 
   return "unknown command '" + args[0] + "' (commands: " + names + ")";
 }
 
+// --strict and --quiet, before or after the subcommand.
+void AddRootFlags(CLI::App& app, bool* strict, bool* quiet) {
+  app.add_flag("--strict", *strict,
+               "warnings are errors: a command that warns (an input ignored or defaulted) exits 2 "
+               "and writes nothing");
+  app.add_flag("--quiet", *quiet,
+               "no progress lines on stderr for long runs (warnings and errors still print)");
+  app.fallthrough();  // --strict and --quiet after the subcommand too
+}
+
 std::vector<Command> AddCommands(CLI::App& app) {
   return {
       AddModelsCommand(app),   AddInspectCommand(app),   AddExportCommand(app),
@@ -62,11 +72,15 @@ int RecordError(const std::string& message, int exit_code, const char* prefix) {
 
 std::vector<CliOption> CommandOptions(const std::string& command) {
   CLI::App app;
+  bool strict = false, quiet = false;
+  AddRootFlags(app, &strict, &quiet);
   const std::vector<Command> commands = AddCommands(app);
   std::vector<CliOption> out;
   for (const Command& c : commands) {
     if (c.app->get_name() != command) continue;
-    for (const CLI::Option* o : c.app->get_options()) {
+    std::vector<CLI::Option*> options = c.app->get_options();
+    for (CLI::Option* o : app.get_options()) options.push_back(o);  // --strict, --quiet
+    for (const CLI::Option* o : options) {
       if (o->get_lnames().empty() && !o->get_positional()) continue;  // -h
       CliOption option;
       option.positional = !o->nonpositional();
@@ -89,14 +103,8 @@ int RunCli(const std::vector<std::string>& args) {
   CLI::App app{"hexplan: plan and run deep-learning inference on heterogeneous hardware"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "hexplan 0.1.0");
-  bool strict = false;
-  app.add_flag("--strict", strict,
-               "warnings are errors: a command that warns (an input ignored or defaulted) exits 2 "
-               "and writes nothing");
-  bool quiet = false;
-  app.add_flag("--quiet", quiet,
-               "no progress lines on stderr for long runs (warnings and errors still print)");
-  app.fallthrough();  // --strict and --quiet after the subcommand too
+  bool strict = false, quiet = false;
+  AddRootFlags(app, &strict, &quiet);
   const std::vector<Command> commands = AddCommands(app);
 
   std::vector<std::string> argv_text = {"hexplan"};

@@ -24,7 +24,8 @@ struct CliOption {
   std::string description;
   std::string default_text;  // "" when none
 };
-// The options of subcommand `command` (NotFound-like: empty when there is no such command).
+// The options of subcommand `command` and the root's (--strict, --quiet) that may follow it; empty
+// when there is no such command.
 std::vector<CliOption> CommandOptions(const std::string& command);
 
 // The last error RunCli reported ("" after a success), without the "hexplan: error: " prefix.
