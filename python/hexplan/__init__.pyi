@@ -91,7 +91,8 @@ def place(model: Model, cluster: Optional[Cluster] = None, algo: str = "single",
     file, or a mapping in the cluster file's format (docs/formats.md). options: ``place``'s flags:
     the shared planner options (``time_limit``, ``seed``, ``gap``, ``threads``, ``coarsen``,
     ``warm``, ...), each planner's own (``hexplan.planners()``), the model's (``batch``, ``seq``,
-    ``dtype``, ``image``, ...). output: also write the plan file there.
+    ``dtype``, ``image``, ...). output: also write the plan file there (a model or cluster given
+    from Python is then written into ``<output without .json>.inputs/``, which the plan names).
 
     Releases the GIL while planning. Ctrl-C stops the planner: the best valid plan so far comes
     back with ``status == "interrupted"``; with none yet, KeyboardInterrupt is raised.

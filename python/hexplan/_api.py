@@ -28,14 +28,25 @@ def _cluster_flag(cluster: Optional[Cluster], workdir: str) -> List[str]:
 def place(model: Model, cluster: Optional[Cluster] = None, algo: str = "single", *,
           output: Optional[str] = None, **options: Any) -> Plan:
     keep = _workdir()
-    args = ["place", model_spec(model, keep.name), "--algo", algo]
-    args += _cluster_flag(cluster, keep.name)
+    # With output=, a model or cluster given from Python is written beside the plan file (the
+    # plan names them), so that the plan stays usable after this process.
+    inputs_dir = keep.name
+    if output is not None:
+        inputs_dir = os.path.splitext(os.fspath(output))[0] + ".inputs"
+        if _from_python(model) or isinstance(cluster, Mapping):
+            os.makedirs(inputs_dir, exist_ok=True)
+    args = ["place", model_spec(model, inputs_dir), "--algo", algo]
+    args += _cluster_flag(cluster, inputs_dir)
     file = None
     if algo != "critical-path":
         file = os.fspath(output) if output is not None else os.path.join(keep.name, "plan.json")
         args += ["-o", file]
     _, report = invoke_json(args + flags("place", options))
     return Plan(report, file, keep, user_file=output is not None)
+
+
+def _from_python(model: Model) -> bool:
+    return isinstance(model, (bytes, bytearray, memoryview)) or hasattr(model, "getvalue")
 
 
 def compare(model: Model, cluster: Optional[Cluster] = None,

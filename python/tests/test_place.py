@@ -42,10 +42,17 @@ def test_cli_defaults():
     assert len(set(plan.operators.values())) == 1
 
 
-def test_output_file(tmp_path):
+def test_output_file(tmp_path, cli):
     path = str(tmp_path / "plan.json")
     plan = hexplan.place(MODEL, CLUSTER, algo="heft", output=path)
     assert plan.to_dict()["plan"] == path and os.path.exists(path)
+    # A model given as bytes is kept beside the plan, so the CLI can use the plan later.
+    onnx = tmp_path / "m.onnx"
+    assert cli("export", "mobilenet_v2", "-o", onnx)[0] == 0
+    plan = hexplan.place(onnx.read_bytes(), CLUSTER, algo="heft", output=str(tmp_path / "b.json"))
+    del plan
+    assert os.path.exists(tmp_path / "b.inputs" / "model.onnx")
+    assert cli.json("simulate", tmp_path / "b.json")["algo"] == "heft"
 
 
 def test_onnx_bytes_and_path(cli, tmp_path):
