@@ -132,7 +132,9 @@ def run(plan: PlanLike, inputs: Optional[Mapping[str, Any]] = None, *,
         trace_path = _output_path(trace, work, "trace.json")
         args = ["run"] + model_args + ["--plan", file, "--output", out_path]
         args += _write_inputs(inputs or {}, work)
-        if random_input if random_input is not None else not inputs:
+        if random_input is None:
+            random_input = not inputs  # random values for the inputs not given
+        if random_input:
             args.append("--random-input")
         if trace_path:
             args += ["--trace", trace_path]
