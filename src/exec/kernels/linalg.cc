@@ -1,0 +1,174 @@
+// Small linear-algebra and signal ops in double: Det, the integer matmuls (MatMulInteger,
+// QLinearMatMul), the window generators (Hann, Hamming, Blackman), and the data-dependent
+// selections NonZero and Compress (whose output size the graph fixes; a run whose data selects
+// another count is an error, not a wrong result).
+
+#include <cmath>
+#include <cstring>
+#include <numbers>
+
+#include "exec/kernel_context.h"
+
+namespace hx::exec::internal {
+namespace {
+
+double Load(const TensorRef& t, int64_t i) { return *LoadElement(t.dtype, t.data, i); }
+void Store(const TensorRef& t, int64_t i, double v) { (void)StoreElement(t.dtype, t.data, i, v); }
+
+Status DetKernel(const Ctx& c) {
+  const Shape& s = *c.in[0].shape;
+  if (s.size() < 2 || s.back() != s[s.size() - 2]) return c.Error("input must be [..., M, M]");
+  const int64_t m = s.back(), batch = graph::NumElements(s) / std::max<int64_t>(1, m * m);
+  std::vector<double> a(static_cast<size_t>(m * m));
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t i = 0; i < m * m; ++i) a[static_cast<size_t>(i)] = Load(c.in[0], b * m * m + i);
+    double det = 1.0;
+    for (int64_t col = 0; col < m; ++col) {
+      int64_t piv = col;
+      for (int64_t r = col + 1; r < m; ++r)
+        if (std::abs(a[static_cast<size_t>(r * m + col)]) >
+            std::abs(a[static_cast<size_t>(piv * m + col)]))
+          piv = r;
+      if (a[static_cast<size_t>(piv * m + col)] == 0.0) {
+        det = 0.0;
+        break;
+      }
+      if (piv != col) {
+        for (int64_t k = 0; k < m; ++k)
+          std::swap(a[static_cast<size_t>(piv * m + k)], a[static_cast<size_t>(col * m + k)]);
+        det = -det;
+      }
+      const double p = a[static_cast<size_t>(col * m + col)];
+      det *= p;
+      for (int64_t r = col + 1; r < m; ++r) {
+        const double f = a[static_cast<size_t>(r * m + col)] / p;
+        for (int64_t k = col; k < m; ++k)
+          a[static_cast<size_t>(r * m + k)] -= f * a[static_cast<size_t>(col * m + k)];
+      }
+    }
+    Store(c.out[0], b, det);
+  }
+  return Status::Ok();
+}
+
+// A zero point: scalar, or one per row of A (per column of B).
+double ZeroPoint(const Ctx& c, size_t i, int64_t index) {
+  if (!c.Has(i)) return 0.0;
+  return Load(c.in[i], c.in[i].NumElements() == 1 ? 0 : index);
+}
+
+// y[b] = (A[b] - a_zp) (B[b] - b_zp) over [batch, M, K] x [batch or 1, K, N], then `finish`.
+Status IntegerMatMul(const Ctx& c, size_t a_zp, size_t b_in, size_t b_zp,
+                     const std::function<double(double)>& finish) {
+  const Shape& a = *c.in[0].shape;
+  const Shape& b = *c.in[b_in].shape;
+  if (a.size() < 2 || b.size() < 2) return c.Error("A and B must be at least 2-D");
+  const int64_t M = a[a.size() - 2], K = a.back(), N = b.back();
+  if (b[b.size() - 2] != K) return c.Error("inner dims differ");
+  const int64_t ba = graph::NumElements(a) / (M * K), bb = graph::NumElements(b) / (K * N);
+  if (bb != 1 && bb != ba) return c.Error("batch dims must match or B must be 2-D");
+  if (c.out[0].NumElements() != ba * M * N) return c.Error("output size does not match");
+  for (int64_t n = 0; n < ba; ++n)
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) {
+        double acc = 0.0;
+        for (int64_t k = 0; k < K; ++k)
+          acc += (Load(c.in[0], (n * M + i) * K + k) - ZeroPoint(c, a_zp, i)) *
+                 (Load(c.in[b_in], ((bb == 1 ? 0 : n) * K + k) * N + j) - ZeroPoint(c, b_zp, j));
+        Store(c.out[0], (n * M + i) * N + j, finish(acc));
+      }
+  return Status::Ok();
+}
+
+Status MatMulIntegerKernel(const Ctx& c) {
+  return IntegerMatMul(c, 2, 1, 3, [](double v) { return v; });
+}
+
+Status QLinearMatMulKernel(const Ctx& c) {
+  for (size_t i = 0; i < 8; ++i)
+    if (!c.Has(i)) return c.Error("needs all eight inputs");
+  for (size_t i : {1, 4, 6})
+    if (c.in[i].NumElements() != 1) return c.Error("per-axis scales are unsupported");
+  const double scale = Load(c.in[1], 0) * Load(c.in[4], 0) / Load(c.in[6], 0);
+  const double zp = Load(c.in[7], 0);
+  const bool u8 = c.out[0].dtype == DType::kU8;
+  return IntegerMatMul(c, 2, 3, 5, [scale, zp, u8](double v) {
+    return std::clamp(std::nearbyint(v * scale) + zp, u8 ? 0.0 : -128.0, u8 ? 255.0 : 127.0);
+  });
+}
+
+// Generalised cosine windows: a0 - a1 cos(2 pi n / L) + a2 cos(4 pi n / L).
+Kernel Window(double a0, double a1, double a2) {
+  return [a0, a1, a2](const Ctx& c) -> Status {
+    const int64_t n = c.out[0].NumElements();
+    const bool periodic = c.op.attrs.GetInt("periodic", 1) != 0;
+    const double len = static_cast<double>(periodic ? n : n - 1);
+    for (int64_t i = 0; i < n; ++i) {
+      const double t = 2 * std::numbers::pi * static_cast<double>(i) / len;
+      Store(c.out[0], i, a0 - a1 * std::cos(t) + a2 * std::cos(2 * t));
+    }
+    return Status::Ok();
+  };
+}
+
+Status NonZeroKernel(const Ctx& c) {
+  const Shape& s = *c.in[0].shape;
+  const Shape& out = *c.out[0].shape;
+  std::vector<int64_t> hits;
+  for (int64_t i = 0; i < c.in[0].NumElements(); ++i)
+    if (Load(c.in[0], i) != 0) hits.push_back(i);
+  if (out.size() != 2 || out[0] != static_cast<int64_t>(s.size()) ||
+      out[1] != static_cast<int64_t>(hits.size()))
+    return c.Error("the data has " + std::to_string(hits.size()) +
+                   " non-zero elements, but the graph fixed the output shape to " +
+                   graph::ShapeToString(out) + " (data-dependent shapes are not supported)");
+  for (size_t h = 0; h < hits.size(); ++h) {
+    int64_t i = hits[h];
+    for (size_t d = s.size(); d-- > 0;) {
+      c.out[0].as<int64_t>()[static_cast<int64_t>(d) * out[1] + static_cast<int64_t>(h)] = i % s[d];
+      i /= s[d];
+    }
+  }
+  return Status::Ok();
+}
+
+Status CompressKernel(const Ctx& c) {
+  if (c.in[0].dtype != c.out[0].dtype) return c.Error("output dtype differs from the input's");
+  const Shape& s = *c.in[0].shape;
+  const bool flat = !c.op.attrs.Has("axis");
+  const int64_t axis = flat ? 0 : NormAxis(c.op.attrs.GetInt("axis", 0), s.size());
+  if (axis < 0 || axis >= static_cast<int64_t>(s.size())) return c.Error("axis out of range");
+  int64_t outer = 1, inner = 1, n = c.in[0].NumElements();
+  if (!flat) AroundAxis(s, axis, &outer, &inner), n = s[static_cast<size_t>(axis)];
+  std::vector<int64_t> keep;
+  for (int64_t k = 0; k < std::min(n, c.in[1].NumElements()); ++k)
+    if (Load(c.in[1], k) != 0) keep.push_back(k);
+  const int64_t kn = static_cast<int64_t>(keep.size());
+  if (c.out[0].NumElements() != outer * kn * inner)
+    return c.Error("the condition selects " + std::to_string(kn) +
+                   " slices, but the graph fixed another output size (data-dependent shapes "
+                   "are not supported)");
+  const int64_t es = graph::DTypeSize(c.out[0].dtype);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t k = 0; k < kn; ++k)
+      std::memcpy(c.out[0].as<char>() + ((o * kn + k) * inner) * es,
+                  c.in[0].as<char>() + ((o * n + keep[static_cast<size_t>(k)]) * inner) * es,
+                  static_cast<size_t>(inner * es));
+  return Status::Ok();
+}
+
+}  // namespace
+
+void AddLinalgKernels(KernelMap* map) {
+  KernelMap& m = *map;
+  m["Det"] = DetKernel;
+  m["MatMulInteger"] = MatMulIntegerKernel;
+  m["QLinearMatMul"] = QLinearMatMulKernel;
+  m["HannWindow"] = Window(0.5, 0.5, 0.0);
+  m["HammingWindow"] = Window(25.0 / 46.0, 21.0 / 46.0, 0.0);
+  m["BlackmanWindow"] = Window(0.42, 0.5, 0.08);
+  m["NonZero"] = NonZeroKernel;
+  m["Compress"] = CompressKernel;
+}
+
+}  // namespace hx::exec::internal

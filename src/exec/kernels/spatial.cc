@@ -1,0 +1,251 @@
+// N-D spatial ops as plain loops in double: ConvTranspose (any rank, groups, dilations, output
+// padding), Resize (nearest/linear/cubic, every coordinate transformation mode of opset 11-13),
+// and N-D max/average pooling for ranks the 2-D kernel does not cover (3-D).
+
+#include <cmath>
+#include <limits>
+#include <set>
+
+#include "exec/kernel_context.h"
+
+namespace hx::exec::internal {
+namespace {
+
+double Load(const TensorRef& t, int64_t i) { return *LoadElement(t.dtype, t.data, i); }
+void Store(const TensorRef& t, int64_t i, double v) { (void)StoreElement(t.dtype, t.data, i, v); }
+
+std::vector<int64_t> Strides(const Shape& s) {
+  std::vector<int64_t> st(s.size(), 1);
+  for (size_t d = s.size(); d-- > 1;) st[d - 1] = st[d] * s[d];
+  return st;
+}
+
+void Unflatten(int64_t i, const Shape& s, std::vector<int64_t>* idx) {
+  idx->resize(s.size());
+  for (size_t d = s.size(); d-- > 0;) {
+    (*idx)[d] = s[d] == 0 ? 0 : i % s[d];
+    i = s[d] == 0 ? 0 : i / s[d];
+  }
+}
+
+// Begin pads of a ConvTranspose: the attribute, or derived from the output size (auto_pad or
+// output_shape) as ONNX's spec says.
+std::vector<int64_t> TransposePadsBegin(const Ctx& c, const Shape& x, const Shape& y,
+                                        const Shape& k, const std::vector<int64_t>& s,
+                                        const std::vector<int64_t>& d,
+                                        const std::vector<int64_t>& op) {
+  const size_t r = k.size();
+  std::vector<int64_t> pads = c.op.attrs.GetInts("pads");
+  const std::string auto_pad = c.op.attrs.GetString("auto_pad", "NOTSET");
+  if (pads.size() == 2 * r && auto_pad == "NOTSET") return {pads.begin(), pads.begin() + r};
+  if (auto_pad == "VALID") return std::vector<int64_t>(r, 0);
+  std::vector<int64_t> begin(r, 0);
+  for (size_t i = 0; i < r; ++i) {
+    const int64_t total = s[i] * (x[i + 2] - 1) + op[i] + (k[i] - 1) * d[i] + 1 - y[i + 2];
+    begin[i] = auto_pad == "SAME_LOWER" ? total - total / 2 : total / 2;
+  }
+  return begin;
+}
+
+Status ConvTransposeKernel(const Ctx& c) {
+  const Shape& x = *c.in[0].shape;
+  const Shape& w = *c.in[1].shape;
+  const Shape& y = *c.out[0].shape;
+  if (x.size() < 3 || w.size() != x.size() || y.size() != x.size())
+    return c.Error("X, W and Y must have the same rank (at least 3)");
+  const size_t r = x.size() - 2;
+  const int64_t group = c.op.attrs.GetInt("group", 1);
+  const int64_t C = x[1], cg = C / group, mg = w[1], M = y[1];
+  if (group < 1 || C % group != 0 || w[0] != C || M != mg * group)
+    return c.Error("channels do not match the weight and group");
+  const Shape k(w.begin() + 2, w.end());
+  const auto s = c.op.attrs.GetInts("strides", std::vector<int64_t>(r, 1));
+  const auto d = c.op.attrs.GetInts("dilations", std::vector<int64_t>(r, 1));
+  const auto op = c.op.attrs.GetInts("output_padding", std::vector<int64_t>(r, 0));
+  if (s.size() != r || d.size() != r || op.size() != r)
+    return c.Error("strides, dilations or output_padding have the wrong length");
+  const std::vector<int64_t> pb = TransposePadsBegin(c, x, y, k, s, d, op);
+  const std::vector<int64_t> ys = Strides(y);
+  for (int64_t i = 0; i < c.out[0].NumElements(); ++i)
+    Store(c.out[0], i, c.Has(2) ? Load(c.in[2], (i / ys[1]) % M) : 0.0);
+  std::vector<int64_t> xi, ki;
+  const Shape xsp(x.begin() + 2, x.end());
+  for (int64_t n = 0; n < x[0]; ++n)
+    for (int64_t ci = 0; ci < C; ++ci)
+      for (int64_t xp = 0; xp < graph::NumElements(xsp); ++xp) {
+        const double xv = Load(c.in[0], (n * C + ci) * graph::NumElements(xsp) + xp);
+        Unflatten(xp, xsp, &xi);
+        for (int64_t kp = 0; kp < graph::NumElements(k); ++kp) {
+          Unflatten(kp, k, &ki);
+          int64_t off = 0;
+          bool inside = true;
+          for (size_t a = 0; a < r && inside; ++a) {
+            const int64_t o = xi[a] * s[a] - pb[a] + ki[a] * d[a];
+            inside = o >= 0 && o < y[a + 2];
+            off += o * ys[a + 2];
+          }
+          if (!inside) continue;
+          const int64_t gr = ci / cg;
+          for (int64_t m = 0; m < mg; ++m) {
+            const int64_t yo = n * ys[0] + (gr * mg + m) * ys[1] + off;
+            const double wv = Load(c.in[1], (ci * mg + m) * graph::NumElements(k) + kp);
+            Store(c.out[0], yo, Load(c.out[0], yo) + xv * wv);
+          }
+        }
+      }
+  return Status::Ok();
+}
+
+// ---- Resize.
+
+struct Tap {
+  int64_t index;  // -1: outside (tf_crop_and_resize extrapolation)
+  double weight;
+};
+
+struct ResizeSpec {
+  std::string mode, coord, nearest;
+  double cubic_a = -0.75, extrapolation = 0.0;
+  bool exclude_outside = false;
+};
+
+// `out` is the input length times the scale, unrounded (as ONNX's reference computes it).
+double OriginalCoordinate(const ResizeSpec& sp, int64_t xr, int64_t in, double out, double scale,
+                          double roi_start, double roi_end) {
+  const double x = static_cast<double>(xr);
+  if (sp.coord == "half_pixel") return (x + 0.5) / scale - 0.5;
+  if (sp.coord == "pytorch_half_pixel") return out > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
+  if (sp.coord == "align_corners")
+    return out == 1 ? 0.0 : x * static_cast<double>(in - 1) / (out - 1);
+  if (sp.coord == "tf_half_pixel_for_nearest" || sp.coord == "tf_half_pixel_for_nn")
+    return (x + 0.5) / scale;
+  if (sp.coord == "tf_crop_and_resize")
+    return out > 1 ? roi_start * static_cast<double>(in - 1) +
+                         x * (roi_end - roi_start) * static_cast<double>(in - 1) / (out - 1)
+                   : 0.5 * (roi_start + roi_end) * static_cast<double>(in - 1);
+  return x / scale;  // asymmetric
+}
+
+int64_t NearestIndex(const std::string& mode, double x) {
+  const double f = std::floor(x);
+  if (mode == "floor") return static_cast<int64_t>(f);
+  if (mode == "ceil") return static_cast<int64_t>(std::ceil(x));
+  if (x - f == 0.5) return static_cast<int64_t>(mode == "round_prefer_ceil" ? f + 1 : f);
+  return static_cast<int64_t>(std::round(x));
+}
+
+std::vector<Tap> Taps(const ResizeSpec& sp, double xo, int64_t in) {
+  auto clamp = [in](int64_t i) { return std::clamp<int64_t>(i, 0, in - 1); };
+  if (sp.coord == "tf_crop_and_resize" && (xo < 0 || xo > static_cast<double>(in - 1)))
+    return {{-1, 1.0}};
+  if (sp.mode == "nearest") return {{clamp(NearestIndex(sp.nearest, xo)), 1.0}};
+  const int64_t i0 = static_cast<int64_t>(std::floor(xo));
+  const double r = xo - static_cast<double>(i0);
+  if (sp.mode == "linear") return {{clamp(i0), 1 - r}, {clamp(i0 + 1), r}};
+  const double A = sp.cubic_a;
+  const double w[4] = {((A * (r + 1) - 5 * A) * (r + 1) + 8 * A) * (r + 1) - 4 * A,
+                       ((A + 2) * r - (A + 3)) * r * r + 1,
+                       ((A + 2) * (1 - r) - (A + 3)) * (1 - r) * (1 - r) + 1,
+                       ((A * (2 - r) - 5 * A) * (2 - r) + 8 * A) * (2 - r) - 4 * A};
+  std::vector<Tap> taps;
+  double sum = 0.0;
+  for (int64_t k = 0; k < 4; ++k) {
+    const int64_t i = i0 - 1 + k;
+    const bool outside = i < 0 || i >= in;
+    if (outside && sp.exclude_outside) continue;
+    taps.push_back({clamp(i), w[k]});
+    sum += w[k];
+  }
+  if (sp.exclude_outside)
+    for (Tap& t : taps) t.weight /= sum;
+  return taps;
+}
+
+StatusOr<ResizeSpec> ReadResizeSpec(const Ctx& c) {
+  ResizeSpec sp;
+  const auto& a = c.op.attrs;
+  sp.mode = a.GetString("mode", "nearest");
+  sp.coord = a.GetString("coordinate_transformation_mode", "half_pixel");
+  sp.nearest = a.GetString("nearest_mode", "round_prefer_floor");
+  sp.cubic_a = a.GetFloat("cubic_coeff_a", -0.75);
+  sp.exclude_outside = a.GetInt("exclude_outside", 0) != 0;
+  sp.extrapolation = a.GetFloat("extrapolation_value", 0.0);
+  if (sp.mode != "nearest" && sp.mode != "linear" && sp.mode != "cubic")
+    return c.Error("unknown mode '" + sp.mode + "'");
+  // ONNX 1.12's node tests spell tf_half_pixel_for_nearest "tf_half_pixel_for_nn".
+  const std::set<std::string> coords = {"half_pixel",         "pytorch_half_pixel",
+                                        "align_corners",      "asymmetric",
+                                        "tf_crop_and_resize", "tf_half_pixel_for_nearest",
+                                        "tf_half_pixel_for_nn"};
+  if (!coords.count(sp.coord))
+    return c.Error("unknown coordinate_transformation_mode '" + sp.coord + "'");
+  const std::set<std::string> nearest = {"round_prefer_floor", "round_prefer_ceil", "floor",
+                                         "ceil"};
+  if (!nearest.count(sp.nearest)) return c.Error("unknown nearest_mode '" + sp.nearest + "'");
+  if (a.GetInt("antialias", 0) != 0) return c.Error("attribute antialias is unsupported");
+  if (a.Has("axes")) return c.Error("attribute axes is unsupported");
+  if (a.GetString("keep_aspect_ratio_policy", "stretch") != "stretch")
+    return c.Error("attribute keep_aspect_ratio_policy is unsupported");
+  return sp;
+}
+
+Status ResizeKernel(const Ctx& c) {
+  HX_ASSIGN_OR_RETURN(ResizeSpec sp, ReadResizeSpec(c));
+  const Shape& x = *c.in[0].shape;
+  const Shape& y = *c.out[0].shape;
+  const size_t r = x.size();
+  if (y.size() != r) return c.Error("output rank differs from the input's");
+  std::vector<double> scales(r), roi(2 * r);
+  for (size_t d = 0; d < r; ++d) {
+    scales[d] = static_cast<double>(y[d]) / static_cast<double>(x[d]);
+    roi[d] = 0.0, roi[r + d] = 1.0;
+  }
+  if (c.Has(2) && c.in[2].NumElements() == static_cast<int64_t>(r))
+    for (size_t d = 0; d < r; ++d) scales[d] = Load(c.in[2], static_cast<int64_t>(d));
+  if (c.Has(1) && c.in[1].NumElements() == static_cast<int64_t>(2 * r))
+    for (size_t d = 0; d < 2 * r; ++d) roi[d] = Load(c.in[1], static_cast<int64_t>(d));
+  // Per dim and output position: the input taps.
+  std::vector<std::vector<std::vector<Tap>>> taps(r);
+  for (size_t d = 0; d < r; ++d)
+    for (int64_t o = 0; o < y[d]; ++o)
+      taps[d].push_back(Taps(sp,
+                             OriginalCoordinate(sp, o, x[d], static_cast<double>(x[d]) * scales[d],
+                                                scales[d], roi[d], roi[r + d]),
+                             x[d]));
+  const std::vector<int64_t> xs = Strides(x);
+  std::vector<int64_t> yi, pick(r);
+  for (int64_t i = 0; i < c.out[0].NumElements(); ++i) {
+    Unflatten(i, y, &yi);
+    double acc = 0.0;
+    bool outside = false;
+    std::fill(pick.begin(), pick.end(), 0);
+    while (true) {  // every combination of one tap per dim
+      double w = 1.0;
+      int64_t off = 0;
+      for (size_t d = 0; d < r; ++d) {
+        const Tap& t = taps[d][static_cast<size_t>(yi[d])][static_cast<size_t>(pick[d])];
+        if (t.index < 0) outside = true;
+        w *= t.weight;
+        off += t.index * xs[d];
+      }
+      if (!outside) acc += w * Load(c.in[0], off);
+      size_t d = r;
+      while (d-- > 0) {
+        if (++pick[d] < static_cast<int64_t>(taps[d][static_cast<size_t>(yi[d])].size())) break;
+        pick[d] = 0;
+      }
+      if (d == static_cast<size_t>(-1) || outside) break;
+    }
+    Store(c.out[0], i, outside ? sp.extrapolation : acc);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+void AddSpatialKernels(KernelMap* map) {
+  (*map)["ConvTranspose"] = ConvTransposeKernel;
+  (*map)["Resize"] = ResizeKernel;
+}
+
+}  // namespace hx::exec::internal
