@@ -10,6 +10,9 @@
 namespace hx::exec::internal {
 namespace {
 
+// Direct summation visits every label assignment; beyond this many it would run for minutes.
+constexpr double kMaxSteps = 1 << 26;
+
 double Load(const TensorRef& t, int64_t i) { return *LoadElement(t.dtype, t.data, i); }
 
 struct Equation {
@@ -80,7 +83,13 @@ Status EinsumKernel(const Ctx& c) {
   const int64_t out_n = c.out[0].NumElements();
   std::vector<double> acc(static_cast<size_t>(out_n), 0.0);
   bool empty = false;
-  for (const auto& [ch, n] : size) empty = empty || n == 0;
+  double steps = 1.0;
+  for (const auto& [ch, n] : size) empty = empty || n == 0, steps *= static_cast<double>(n);
+  if (steps > kMaxSteps)
+    return c.Error("summing over " + std::to_string(static_cast<int64_t>(steps)) +
+                   " label assignments exceeds the direct-summation kernel's cap of " +
+                   std::to_string(static_cast<int64_t>(kMaxSteps)) +
+                   " (rewrite the contraction as MatMul)");
   while (!empty) {
     double prod = 1.0;
     for (size_t k = 0; k < e.inputs.size(); ++k) {

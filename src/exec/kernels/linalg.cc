@@ -3,6 +3,7 @@
 // selections NonZero and Compress (whose output size the graph fixes; a run whose data selects
 // another count is an error, not a wrong result).
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <numbers>
@@ -157,6 +158,122 @@ Status CompressKernel(const Ctx& c) {
   return Status::Ok();
 }
 
+// ---- NonMaxSuppression (greedy, per batch and class, as ONNX Runtime does it).
+
+struct Box {
+  double y1, x1, y2, x2;
+};
+
+Box ReadBox(const TensorRef& t, int64_t at, bool center) {
+  const double a = Load(t, at), b = Load(t, at + 1), c = Load(t, at + 2), d = Load(t, at + 3);
+  if (center) return {b - d / 2, a - c / 2, b + d / 2, a + c / 2};  // [x_c, y_c, w, h]
+  return {std::min(a, c), std::min(b, d), std::max(a, c), std::max(b, d)};
+}
+
+double Iou(const Box& p, const Box& q) {
+  const double h = std::max(0.0, std::min(p.y2, q.y2) - std::max(p.y1, q.y1));
+  const double w = std::max(0.0, std::min(p.x2, q.x2) - std::max(p.x1, q.x1));
+  const double inter = h * w;
+  const double uni = (p.y2 - p.y1) * (p.x2 - p.x1) + (q.y2 - q.y1) * (q.x2 - q.x1) - inter;
+  return uni <= 0 ? 0.0 : inter / uni;
+}
+
+Status NmsKernel(const Ctx& c) {
+  const Shape& bs = *c.in[0].shape;
+  const Shape& ss = *c.in[1].shape;
+  if (bs.size() != 3 || ss.size() != 3 || bs[2] != 4 || bs[0] != ss[0] || bs[1] != ss[2])
+    return c.Error("boxes must be [batch, boxes, 4] and scores [batch, classes, boxes]");
+  const int64_t max_out = c.Has(2) ? static_cast<int64_t>(Load(c.in[2], 0)) : 0;
+  const double iou_max = c.Has(3) ? Load(c.in[3], 0) : 0.0;
+  const bool thresholded = c.Has(4);
+  const double score_min = thresholded ? Load(c.in[4], 0) : 0.0;
+  const bool center = c.op.attrs.GetInt("center_point_box", 0) != 0;
+  const int64_t B = bs[0], n = bs[1], C = ss[1];
+  std::vector<int64_t> selected;  // triples
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t k = 0; k < C; ++k) {
+      std::vector<int64_t> cand;
+      for (int64_t i = 0; i < n; ++i)
+        if (!thresholded || Load(c.in[1], (b * C + k) * n + i) > score_min) cand.push_back(i);
+      std::stable_sort(cand.begin(), cand.end(), [&](int64_t p, int64_t q) {
+        return Load(c.in[1], (b * C + k) * n + p) > Load(c.in[1], (b * C + k) * n + q);
+      });
+      std::vector<Box> kept;
+      for (int64_t i : cand) {
+        if (static_cast<int64_t>(kept.size()) >= max_out) break;
+        const Box box = ReadBox(c.in[0], (b * n + i) * 4, center);
+        bool keep = true;
+        for (const Box& q : kept) keep = keep && Iou(box, q) <= iou_max;
+        if (!keep) continue;
+        kept.push_back(box);
+        selected.insert(selected.end(), {b, k, i});
+      }
+    }
+  const int64_t count = static_cast<int64_t>(selected.size()) / 3;
+  if (*c.out[0].shape != Shape{count, 3})
+    return c.Error("selected " + std::to_string(count) +
+                   " boxes, but the graph fixed the output shape to " +
+                   graph::ShapeToString(*c.out[0].shape) +
+                   " (data-dependent shapes are not supported)");
+  for (size_t i = 0; i < selected.size(); ++i)
+    c.out[0].as<int64_t>()[i] = selected[i];
+  return Status::Ok();
+}
+
+// ---- Unique (flattened, or of slices along `axis`; sorted or in order of first occurrence).
+
+Status UniqueKernel(const Ctx& c) {
+  if (c.in[0].dtype != c.out[0].dtype) return c.Error("output dtype differs from the input's");
+  const Shape& s = *c.in[0].shape;
+  const bool flat = !c.op.attrs.Has("axis");
+  const int64_t axis = flat ? 0 : NormAxis(c.op.attrs.GetInt("axis", 0), s.size());
+  if (axis < 0 || axis >= static_cast<int64_t>(std::max<size_t>(s.size(), 1)))
+    return c.Error("axis out of range");
+  int64_t outer = 1, inner = 1, n = c.in[0].NumElements();
+  if (!flat) AroundAxis(s, axis, &outer, &inner), n = s[static_cast<size_t>(axis)];
+  std::vector<std::vector<double>> slices(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t k = 0; k < inner; ++k)
+        slices[static_cast<size_t>(i)].push_back(Load(c.in[0], (o * n + i) * inner + k));
+  std::vector<int64_t> first;  // index of each unique slice's first occurrence
+  std::vector<int64_t> inverse(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    size_t u = 0;
+    while (u < first.size() && slices[static_cast<size_t>(first[u])] != slices[static_cast<size_t>(i)]) ++u;
+    if (u == first.size()) first.push_back(i);
+  }
+  if (c.op.attrs.GetInt("sorted", 1) != 0)
+    std::sort(first.begin(), first.end(), [&](int64_t a, int64_t b) {
+      return slices[static_cast<size_t>(a)] < slices[static_cast<size_t>(b)];
+    });
+  const int64_t u = static_cast<int64_t>(first.size());
+  if (c.out[0].NumElements() != outer * u * inner)
+    return c.Error("found " + std::to_string(u) + " unique values, but the graph fixed another "
+                   "output size (data-dependent shapes are not supported)");
+  std::vector<int64_t> counts(first.size(), 0);
+  for (int64_t i = 0; i < n; ++i)
+    for (size_t q = 0; q < first.size(); ++q)
+      if (slices[static_cast<size_t>(first[q])] == slices[static_cast<size_t>(i)]) {
+        inverse[static_cast<size_t>(i)] = static_cast<int64_t>(q);
+        ++counts[q];
+      }
+  const int64_t es = graph::DTypeSize(c.out[0].dtype);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t q = 0; q < u; ++q)
+      std::memcpy(c.out[0].as<char>() + (o * u + q) * inner * es,
+                  c.in[0].as<char>() + (o * n + first[static_cast<size_t>(q)]) * inner * es,
+                  static_cast<size_t>(inner * es));
+  const std::vector<int64_t>* extra[3] = {&first, &inverse, &counts};
+  for (size_t k = 0; k < 3; ++k)
+    if (c.HasOut(k + 1)) {
+      if (c.out[k + 1].NumElements() != static_cast<int64_t>(extra[k]->size()))
+        return c.Error("output " + std::to_string(k + 1) + " size does not match");
+      std::memcpy(c.out[k + 1].data, extra[k]->data(), extra[k]->size() * sizeof(int64_t));
+    }
+  return Status::Ok();
+}
+
 }  // namespace
 
 void AddLinalgKernels(KernelMap* map) {
@@ -169,6 +286,8 @@ void AddLinalgKernels(KernelMap* map) {
   m["BlackmanWindow"] = Window(0.42, 0.5, 0.08);
   m["NonZero"] = NonZeroKernel;
   m["Compress"] = CompressKernel;
+  m["NonMaxSuppression"] = NmsKernel;
+  m["Unique"] = UniqueKernel;
 }
 
 }  // namespace hx::exec::internal

@@ -241,11 +241,203 @@ Status ResizeKernel(const Ctx& c) {
   return Status::Ok();
 }
 
+// ---- N-D pooling (ranks and dtypes the fp32 2-D kernel does not take: 3-D, uint8, ...).
+
+struct PoolGeom {
+  Shape in, out, k;
+  std::vector<int64_t> s, d, pb, pe;
+};
+
+StatusOr<PoolGeom> PoolGeometry(const Ctx& c) {
+  PoolGeom g;
+  const Shape& x = *c.in[0].shape;
+  const Shape& y = *c.out[0].shape;
+  const size_t r = x.size() - 2;
+  g.in = Shape(x.begin() + 2, x.end());
+  g.out = Shape(y.begin() + 2, y.end());
+  g.k = c.op.attrs.GetInts("kernel_shape");
+  g.s = c.op.attrs.GetInts("strides", std::vector<int64_t>(r, 1));
+  g.d = c.op.attrs.GetInts("dilations", std::vector<int64_t>(r, 1));
+  std::vector<int64_t> pads = c.op.attrs.GetInts("pads", std::vector<int64_t>(2 * r, 0));
+  if (g.k.size() != r || g.s.size() != r || g.d.size() != r || pads.size() != 2 * r)
+    return c.Error("kernel_shape, strides, dilations or pads have the wrong length");
+  const std::string auto_pad = c.op.attrs.GetString("auto_pad", "NOTSET");
+  for (size_t i = 0; i < r; ++i) {
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      const int64_t total =
+          std::max<int64_t>(0, (g.out[i] - 1) * g.s[i] + (g.k[i] - 1) * g.d[i] + 1 - g.in[i]);
+      pads[i] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      pads[r + i] = total - pads[i];
+    } else if (auto_pad == "VALID") {
+      pads[i] = pads[r + i] = 0;
+    }
+    g.pb.push_back(pads[i]);
+    g.pe.push_back(pads[r + i]);
+  }
+  return g;
+}
+
+Status PoolNd(const Ctx& c, bool max) {
+  const Shape& x = *c.in[0].shape;
+  if (x.size() < 3 || c.out[0].shape->size() != x.size()) return c.Error("input must be N-D");
+  HX_ASSIGN_OR_RETURN(PoolGeom g, PoolGeometry(c));
+  const bool count_pad = c.op.attrs.GetInt("count_include_pad", 0) != 0;
+  if (c.HasOut(1) && c.op.attrs.GetInt("storage_order", 0) != 0)
+    return c.Error("storage_order=1 is supported for 2-D MaxPool only");
+  const int64_t nc = x[0] * x[1], in_n = graph::NumElements(g.in), out_n = graph::NumElements(g.out);
+  const std::vector<int64_t> st = Strides(g.in);
+  std::vector<int64_t> oi, ki;
+  for (int64_t o = 0; o < out_n; ++o) {
+    Unflatten(o, g.out, &oi);
+    for (int64_t b = 0; b < nc; ++b) {
+      double best = -std::numeric_limits<double>::infinity(), sum = 0.0;
+      int64_t count = 0, padded = 0, arg = 0;
+      for (int64_t kp = 0; kp < graph::NumElements(g.k); ++kp) {
+        Unflatten(kp, g.k, &ki);
+        bool real = true, in_pad = true;
+        int64_t off = 0;
+        for (size_t a = 0; a < g.k.size(); ++a) {
+          const int64_t p = oi[a] * g.s[a] - g.pb[a] + ki[a] * g.d[a];
+          in_pad = in_pad && p >= -g.pb[a] && p < g.in[a] + g.pe[a];
+          real = real && p >= 0 && p < g.in[a];
+          off += p * st[a];
+        }
+        padded += in_pad ? 1 : 0;
+        if (!real) continue;
+        const double v = Load(c.in[0], b * in_n + off);
+        if (v > best || count == 0) arg = b * in_n + off;
+        best = std::max(best, v);
+        sum += v;
+        ++count;
+      }
+      const int64_t div = count_pad ? padded : count;
+      Store(c.out[0], b * out_n + o, max ? best : div > 0 ? sum / static_cast<double>(div) : 0.0);
+      if (c.HasOut(1)) c.out[1].as<int64_t>()[b * out_n + o] = arg;
+    }
+  }
+  return Status::Ok();
+}
+
+// ---- GridSample (4-D), following PyTorch's grid_sampler, which ONNX's tests come from.
+
+struct GridSpec {
+  std::string mode, padding;
+  bool align = false;
+};
+
+double Reflect(double v, double twice_low, double twice_high) {
+  if (twice_low == twice_high) return 0.0;
+  const double lo = twice_low / 2, span = (twice_high - twice_low) / 2;
+  v = std::abs(v - lo);
+  const double extra = std::fmod(v, span);
+  const int64_t flips = static_cast<int64_t>(std::floor(v / span));
+  return flips % 2 == 0 ? extra + lo : span - extra + lo;
+}
+
+// Unnormalised, padded source coordinate along a dim of `size`.
+double SourceCoordinate(const GridSpec& g, double v, int64_t size, bool pad) {
+  const double n = static_cast<double>(size);
+  double x = g.align ? (v + 1) / 2 * (n - 1) : ((v + 1) * n - 1) / 2;
+  if (!pad) return x;
+  if (g.padding == "border") x = std::clamp(x, 0.0, n - 1);
+  if (g.padding == "reflection") {
+    x = g.align ? Reflect(x, 0, 2 * (n - 1)) : Reflect(x, -1, 2 * n - 1);
+    x = std::clamp(x, 0.0, n - 1);
+  }
+  return x;
+}
+
+// The pixel at integer (y, x) of one channel plane; outside: 0, or (bicubic) the padded pixel.
+double Pixel(const GridSpec& g, const TensorRef& t, int64_t base, int64_t H, int64_t W, int64_t y,
+             int64_t x, bool pad) {
+  if (pad && g.padding != "zeros") {
+    auto fix = [&](int64_t i, int64_t n) {
+      double v = static_cast<double>(i);
+      if (g.padding == "border") v = std::clamp(v, 0.0, static_cast<double>(n - 1));
+      if (g.padding == "reflection") {
+        const double dn = static_cast<double>(n);
+        v = g.align ? Reflect(v, 0, 2 * (dn - 1)) : Reflect(v, -1, 2 * dn - 1);
+        v = std::clamp(v, 0.0, dn - 1);
+      }
+      return static_cast<int64_t>(v);
+    };
+    y = fix(y, H), x = fix(x, W);
+  }
+  if (y < 0 || y >= H || x < 0 || x >= W) return 0.0;
+  return Load(t, base + y * W + x);
+}
+
+double Cubic(double t, int64_t k) {  // weight of neighbour k (0..3) at fraction t, A = -0.75
+  const double A = -0.75;
+  const double d = std::abs(t - static_cast<double>(k - 1));
+  if (d <= 1) return ((A + 2) * d - (A + 3)) * d * d + 1;
+  if (d < 2) return ((A * d - 5 * A) * d + 8 * A) * d - 4 * A;
+  return 0.0;
+}
+
+double Sample(const GridSpec& g, const TensorRef& t, int64_t base, int64_t H, int64_t W,
+              double gx, double gy) {
+  if (g.mode == "bicubic") {
+    const double x = SourceCoordinate(g, gx, W, false), y = SourceCoordinate(g, gy, H, false);
+    const double x0 = std::floor(x), y0 = std::floor(y);
+    double acc = 0.0;
+    for (int64_t i = 0; i < 4; ++i)
+      for (int64_t j = 0; j < 4; ++j)
+        acc += Cubic(y - y0, i) * Cubic(x - x0, j) *
+               Pixel(g, t, base, H, W, static_cast<int64_t>(y0) - 1 + i,
+                     static_cast<int64_t>(x0) - 1 + j, true);
+    return acc;
+  }
+  const double x = SourceCoordinate(g, gx, W, true), y = SourceCoordinate(g, gy, H, true);
+  if (g.mode == "nearest")
+    return Pixel(g, t, base, H, W, static_cast<int64_t>(std::nearbyint(y)),
+                 static_cast<int64_t>(std::nearbyint(x)), false);
+  const double x0 = std::floor(x), y0 = std::floor(y), fx = x - x0, fy = y - y0;
+  const int64_t xi = static_cast<int64_t>(x0), yi = static_cast<int64_t>(y0);
+  return (1 - fy) * ((1 - fx) * Pixel(g, t, base, H, W, yi, xi, false) +
+                     fx * Pixel(g, t, base, H, W, yi, xi + 1, false)) +
+         fy * ((1 - fx) * Pixel(g, t, base, H, W, yi + 1, xi, false) +
+               fx * Pixel(g, t, base, H, W, yi + 1, xi + 1, false));
+}
+
+Status GridSampleKernel(const Ctx& c) {
+  GridSpec g{c.op.attrs.GetString("mode", "bilinear"),
+             c.op.attrs.GetString("padding_mode", "zeros"),
+             c.op.attrs.GetInt("align_corners", 0) != 0};
+  if (g.mode != "bilinear" && g.mode != "nearest" && g.mode != "bicubic")
+    return c.Error("unknown mode '" + g.mode + "'");
+  if (g.padding != "zeros" && g.padding != "border" && g.padding != "reflection")
+    return c.Error("unknown padding_mode '" + g.padding + "'");
+  const Shape& x = *c.in[0].shape;
+  const Shape& grid = *c.in[1].shape;
+  if (x.size() != 4 || grid.size() != 4 || grid[3] != 2) return c.Error("only 4-D inputs");
+  const int64_t N = x[0], C = x[1], H = x[2], W = x[3], Ho = grid[1], Wo = grid[2];
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t ch = 0; ch < C; ++ch)
+      for (int64_t i = 0; i < Ho * Wo; ++i) {
+        const int64_t gi = (n * Ho * Wo + i) * 2;
+        Store(c.out[0], (n * C + ch) * Ho * Wo + i,
+              Sample(g, c.in[0], (n * C + ch) * H * W, H, W, Load(c.in[1], gi),
+                     Load(c.in[1], gi + 1)));
+      }
+  return Status::Ok();
+}
+
 }  // namespace
 
 void AddSpatialKernels(KernelMap* map) {
   (*map)["ConvTranspose"] = ConvTransposeKernel;
   (*map)["Resize"] = ResizeKernel;
+  (*map)["GridSample"] = GridSampleKernel;
+  for (const char* name : {"MaxPool", "AveragePool"}) {
+    const bool max = std::string(name) == "MaxPool";
+    Kernel fast = (*map)[name];  // kernels.cc's fp32 1-D/2-D pooling
+    (*map)[name] = [fast, max](const Ctx& c) {
+      const size_t rank = c.in[0].shape->size();
+      const bool plain = c.in[0].dtype == DType::kF32 && (rank == 3 || rank == 4);
+      return plain && fast ? fast(c) : PoolNd(c, max);
+    };
+  }
 }
 
 }  // namespace hx::exec::internal

@@ -225,14 +225,13 @@ Status ScatterElementsKernel(const Ctx& c) {
   return Status::Ok();
 }
 
-// Offset into data of the index tuple at `tuple` (the last dim of the indices), and the size of
-// the slice it selects.
+// Offset into data (from dim `first` on) of index tuple `tuple` (its k entries in `ind`).
 StatusOr<int64_t> TupleOffset(const Ctx& c, const Shape& data, const std::vector<int64_t>& ind,
-                              int64_t tuple, int64_t k, int64_t batch_dims_off) {
+                              int64_t tuple, int64_t k, size_t first) {
   const std::vector<int64_t> st = Strides(data);
-  int64_t off = batch_dims_off;
+  int64_t off = 0;
   for (int64_t d = 0; d < k; ++d) {
-    const size_t dim = static_cast<size_t>(d) + (data.size() - st.size());
+    const size_t dim = first + static_cast<size_t>(d);
     HX_ASSIGN_OR_RETURN(int64_t j, CheckIndex(c, ind[static_cast<size_t>(tuple * k + d)], data[dim]));
     off += j * st[dim];
   }
@@ -241,21 +240,60 @@ StatusOr<int64_t> TupleOffset(const Ctx& c, const Shape& data, const std::vector
 
 Status GatherNDKernel(const Ctx& c) {
   HX_RETURN_IF_ERROR(SameDType(c, 0));
-  if (c.op.attrs.GetInt("batch_dims", 0) != 0) return c.Error("batch_dims != 0 is unsupported");
+  const int64_t bd = c.op.attrs.GetInt("batch_dims", 0);
   const Shape& data = *c.in[0].shape;
   const Shape& ind = *c.in[1].shape;
   HX_ASSIGN_OR_RETURN(std::vector<int64_t> indices, IntsOf(c, 1));
   const int64_t k = ind.back();
-  if (k > static_cast<int64_t>(data.size())) return c.Error("index tuples longer than the rank");
-  int64_t slice = 1;
-  for (size_t d = static_cast<size_t>(k); d < data.size(); ++d) slice *= data[d];
-  const int64_t tuples = graph::NumElements(ind) / std::max<int64_t>(k, 1);
+  if (bd < 0 || bd + k > static_cast<int64_t>(data.size()) ||
+      bd >= static_cast<int64_t>(ind.size()))
+    return c.Error("batch_dims and index tuples exceed the data's rank");
+  int64_t batches = 1, slice = 1;
+  for (int64_t d = 0; d < bd; ++d) batches *= data[static_cast<size_t>(d)];
+  for (size_t d = static_cast<size_t>(bd + k); d < data.size(); ++d) slice *= data[d];
+  const int64_t tuples = graph::NumElements(ind) / std::max<int64_t>(k, 1);  // all batches
+  const int64_t per_batch = tuples / std::max<int64_t>(batches, 1);
+  const int64_t data_batch = graph::NumElements(data) / std::max<int64_t>(batches, 1);
   if (c.out[0].NumElements() != tuples * slice) return c.Error("output size does not match");
   const int64_t es = graph::DTypeSize(c.out[0].dtype);
   for (int64_t t = 0; t < tuples; ++t) {
-    HX_ASSIGN_OR_RETURN(int64_t off, TupleOffset(c, data, indices, t, k, 0));
+    HX_ASSIGN_OR_RETURN(int64_t off,
+                        TupleOffset(c, data, indices, t, k, static_cast<size_t>(bd)));
+    off += (t / std::max<int64_t>(per_batch, 1)) * data_batch;
     std::memcpy(c.out[0].as<char>() + t * slice * es, c.in[0].as<char>() + off * es,
                 static_cast<size_t>(slice * es));
+  }
+  return Status::Ok();
+}
+
+// MaxUnpool: zeros with each X value at its index I. Indices are flat positions in the default
+// unpooled shape ((in - 1) * stride + kernel - pads); a larger output_shape keeps coordinates.
+Status MaxUnpoolKernel(const Ctx& c) {
+  HX_RETURN_IF_ERROR(SameDType(c, 0));
+  HX_ASSIGN_OR_RETURN(std::vector<int64_t> indices, IntsOf(c, 1));
+  const Shape& x = *c.in[0].shape;
+  const Shape& y = *c.out[0].shape;
+  const size_t r = x.size() - 2;
+  const auto k = c.op.attrs.GetInts("kernel_shape");
+  const auto st = c.op.attrs.GetInts("strides", std::vector<int64_t>(r, 1));
+  const auto pads = c.op.attrs.GetInts("pads", std::vector<int64_t>(2 * r, 0));
+  if (y.size() != x.size() || k.size() != r || st.size() != r || pads.size() != 2 * r)
+    return c.Error("kernel_shape, strides or pads do not match the input rank");
+  Shape dflt = {x[0], x[1]};
+  for (size_t i = 0; i < r; ++i) dflt.push_back((x[i + 2] - 1) * st[i] + k[i] - pads[i] - pads[r + i]);
+  const int64_t n = c.out[0].NumElements(), es = graph::DTypeSize(c.out[0].dtype);
+  std::memset(c.out[0].data, 0, static_cast<size_t>(n * es));
+  const std::vector<int64_t> ys = Strides(y);
+  std::vector<int64_t> idx;
+  for (size_t i = 0; i < indices.size(); ++i) {
+    HX_ASSIGN_OR_RETURN(int64_t j, CheckIndex(c, indices[i], graph::NumElements(dflt)));
+    Unflatten(j, dflt, &idx);
+    int64_t off = 0;
+    for (size_t d = 0; d < y.size(); ++d) {
+      if (idx[d] >= y[d]) return c.Error("index outside output_shape");
+      off += idx[d] * ys[d];
+    }
+    CopyElement(c.out[0], off, c.in[0], static_cast<int64_t>(i));
   }
   return Status::Ok();
 }
@@ -397,7 +435,12 @@ Status GlobalMaxPoolKernel(const Ctx& c) {
 void AddTensorKernels(KernelMap* map) {
   KernelMap& m = *map;
   m["Tile"] = TileKernel;
-  m["Pad"] = PadAnyKernel;
+  Kernel constant_pad = m["Pad"];  // kernels.cc's constant-mode Pad, which copies faster
+  m["Pad"] = [constant_pad](const Ctx& c) {
+    const bool plain = c.op.attrs.GetString("mode", "constant") == "constant" && !c.Has(3) &&
+                       !c.op.attrs.Has("value");
+    return plain && constant_pad ? constant_pad(c) : PadAnyKernel(c);
+  };
   m["Shape"] = ShapeKernel;
   m["Size"] = SizeKernel;
   m["Range"] = RangeKernel;
@@ -408,6 +451,7 @@ void AddTensorKernels(KernelMap* map) {
   m["ScatterElements"] = ScatterElementsKernel;
   m["Scatter"] = ScatterElementsKernel;
   m["GatherND"] = GatherNDKernel;
+  m["MaxUnpool"] = MaxUnpoolKernel;
   m["ScatterND"] = ScatterNDKernel;
   m["DepthToSpace"] = [](const Ctx& c) { return SpaceDepthKernel(c, true); };
   m["SpaceToDepth"] = [](const Ctx& c) { return SpaceDepthKernel(c, false); };
