@@ -1,7 +1,5 @@
 #include "hexplan/exec/kernels.h"
 
-#include "exec/kernel_context.h"
-
 #include <cblas.h>
 
 #include <algorithm>
@@ -11,6 +9,8 @@
 #include <limits>
 #include <map>
 
+#include "exec/kernel_context.h"
+
 namespace hx::exec {
 namespace internal {
 
@@ -18,8 +18,9 @@ float HalfToFloat(uint16_t h) {
   const int exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
   const float sign = (h & 0x8000) != 0 ? -1.0f : 1.0f;
   if (exp == 0) return sign * std::ldexp(static_cast<float>(mant), -24);
-  if (exp == 31) return mant != 0 ? std::numeric_limits<float>::quiet_NaN()
-                                  : sign * std::numeric_limits<float>::infinity();
+  if (exp == 31)
+    return mant != 0 ? std::numeric_limits<float>::quiet_NaN()
+                     : sign * std::numeric_limits<float>::infinity();
   return sign * std::ldexp(static_cast<float>(mant | 0x400), exp - 25);
 }
 
@@ -29,8 +30,8 @@ uint16_t FloatToHalf(float f) {  // round to nearest even
   const uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000);
   const uint32_t ax = x & 0x7fffffffu;
   if (ax >= 0x7f800000u) return sign | (ax > 0x7f800000u ? 0x7e00 : 0x7c00);
-  if (ax >= 0x477ff000u) return sign | 0x7c00;  // rounds above the largest half
-  if (ax < 0x38800000u) {                       // subnormal half (or zero)
+  if (ax >= 0x477ff000u) return sign | 0x7c00;   // rounds above the largest half
+  if (ax < 0x38800000u) {                        // subnormal half (or zero)
     const float v = std::fabs(f) * 16777216.0f;  // units of 2^-24
     return sign | static_cast<uint16_t>(std::nearbyint(v));
   }
@@ -884,8 +885,7 @@ Status ConvKernel(const Ctx& c) {
   HX_RETURN_IF_ERROR(c.NeedF32(0));
   HX_RETURN_IF_ERROR(c.NeedF32(1));
   const Shape& w = *c.in[1].shape;
-  if (w.size() != 4 && w.size() != 3)
-    return c.Error("only 1-D (NCL) and 2-D (NCHW) are supported");
+  if (w.size() != 4 && w.size() != 3) return c.Error("only 1-D (NCL) and 2-D (NCHW) are supported");
   const int64_t wkh = w.size() == 4 ? w[2] : 1, wkw = w.back();
   HX_ASSIGN_OR_RETURN(Conv2dGeom g, ConvGeometry(c, *c.in[0].shape, *c.out[0].shape, wkh, wkw));
   const int64_t cg = g.C / g.group, mg = g.M / g.group;

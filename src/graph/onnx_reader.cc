@@ -169,8 +169,9 @@ class OnnxReader {
     if (!converted_ && opset_ >= kMinConvertedOpset && NeedsConversion()) return ConvertOpset();
     if (opset_ < kMinOpset || opset_ > kMaxOpset) {
       return Unimplemented(source_ + ": opset " + std::to_string(opset_) +
-                           " is not supported (hexplan reads opsets " + std::to_string(kMinConvertedOpset) +
-                           "-" + std::to_string(kMaxOpset) + ")");
+                           " is not supported (hexplan reads opsets " +
+                           std::to_string(kMinConvertedOpset) + "-" + std::to_string(kMaxOpset) +
+                           ")");
     }
     return Status::Ok();
   }
@@ -216,9 +217,9 @@ class OnnxReader {
       while (last >= 0 && node->output(last).empty()) --last;
       for (int k = 0; k < last; ++k) {
         if (!node->output(k).empty()) continue;
-        std::string base = (node->name().empty() ? node->op_type() + "_" + std::to_string(i)
-                                                 : node->name()) +
-                           "_unused_output_" + std::to_string(k);
+        std::string base =
+            (node->name().empty() ? node->op_type() + "_" + std::to_string(i) : node->name()) +
+            "_unused_output_" + std::to_string(k);
         std::string name = base;
         for (int n = 1; names.count(name); ++n) name = base + "_" + std::to_string(n);
         names.insert(name);

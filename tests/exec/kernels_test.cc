@@ -274,10 +274,9 @@ TEST(KernelTest, MaxPoolWritesIndices) {
   o.In("x", {1, 1, 2, 2}, {1, 4, 3, 2});
   graph::Attributes at;
   at.Set("kernel_shape", std::vector<int64_t>{2, 2});
-  NodeId op = o.g.AddOpWithOutputs("MaxPool", "op", o.ins,
-                                   {{"y", DType::kF32, {1, 1, 1, 1}},
-                                    {"i", DType::kI64, {1, 1, 1, 1}}},
-                                   at);
+  NodeId op = o.g.AddOpWithOutputs(
+      "MaxPool", "op", o.ins, {{"y", DType::kF32, {1, 1, 1, 1}}, {"i", DType::kI64, {1, 1, 1, 1}}},
+      at);
   o.g.AddOutput(o.g.node(op).outputs[0]);
   o.g.AddOutput(o.g.node(op).outputs[1]);
   std::vector<HostTensor> weights(o.g.num_nodes());

@@ -2,7 +2,8 @@
 // test_data_set_*/input_*.pb, output_*.pb) run in-process: each model is read with our ONNX reader
 // and run by the executor on one CPU device (a one-device plan: the production kernels, on
 // buffers from the backend's allocator, so an output a kernel never writes shows up as garbage),
-// and every output is compared with ONNX's tolerance (rtol 1e-3, atol 1e-7, as onnx's backend test runner does).
+// and every output is compared with ONNX's tolerance (rtol 1e-3, atol 1e-7, as onnx's backend test
+// runner does).
 //
 // A test passes, is wrong (a result differs), or is refused (the reader or a kernel returns an
 // error: an unsupported op, attribute, dtype or opset). Refusals are allowed; a wrong result is a
@@ -20,8 +21,8 @@
 #include <map>
 #include <sstream>
 
-#include "hexplan/core/file_util.h"
 #include "exec/exec_test_util.h"
+#include "hexplan/core/file_util.h"
 #include "hexplan/exec/tensor.h"
 #include "hexplan/exec/values.h"
 #include "hexplan/graph/onnx_io.h"

@@ -32,7 +32,8 @@ struct OnnxReadOptions {
   Status Validate() const;
 };
 
-// Reads an ONNX model file (opsets 1-17; 1-10 upgraded to 13 by ONNX's version converter). Errors name the file and the node or tensor.
+// Reads an ONNX model file (opsets 1-17; 1-10 upgraded to 13 by ONNX's version converter). Errors
+// name the file and the node or tensor.
 StatusOr<Graph> ReadOnnxFile(const std::string& path, const OnnxReadOptions& options = {},
                              Logger* logger = nullptr);
 // Same, from serialized bytes; `source_name` names the input in errors.

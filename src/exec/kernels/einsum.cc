@@ -53,7 +53,8 @@ StatusOr<Equation> Parse(const Ctx& c) {
     max_n = std::max(max_n, ell[k]);
   }
   Equation e;
-  for (size_t k = 0; k < terms.size(); ++k) e.inputs.push_back(ExpandEllipsis(terms[k], ell[k], max_n));
+  for (size_t k = 0; k < terms.size(); ++k)
+    e.inputs.push_back(ExpandEllipsis(terms[k], ell[k], max_n));
   if (arrow != std::string::npos) {
     e.output = ExpandEllipsis(eq.substr(arrow + 2), max_n, max_n);
   } else {  // implicit: ellipsis labels, then letters used once, sorted
@@ -74,7 +75,8 @@ Status EinsumKernel(const Ctx& c) {
   for (size_t k = 0; k < e.inputs.size(); ++k) {
     const Shape& s = *c.in[k].shape;
     if (e.inputs[k].size() != s.size()) return c.Error("equation term does not match input rank");
-    for (size_t d = 0; d < s.size(); ++d) size[e.inputs[k][d]] = std::max(size[e.inputs[k][d]], s[d]);
+    for (size_t d = 0; d < s.size(); ++d)
+      size[e.inputs[k][d]] = std::max(size[e.inputs[k][d]], s[d]);
   }
   std::string labels;
   for (const auto& [ch, n] : size) labels += ch;

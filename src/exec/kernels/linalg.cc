@@ -211,12 +211,10 @@ Status NmsKernel(const Ctx& c) {
     }
   const int64_t count = static_cast<int64_t>(selected.size()) / 3;
   if (*c.out[0].shape != Shape{count, 3})
-    return c.Error("selected " + std::to_string(count) +
-                   " boxes, but the graph fixed the output shape to " +
-                   graph::ShapeToString(*c.out[0].shape) +
-                   " (data-dependent shapes are not supported)");
-  for (size_t i = 0; i < selected.size(); ++i)
-    c.out[0].as<int64_t>()[i] = selected[i];
+    return c.Error(
+        "selected " + std::to_string(count) + " boxes, but the graph fixed the output shape to " +
+        graph::ShapeToString(*c.out[0].shape) + " (data-dependent shapes are not supported)");
+  for (size_t i = 0; i < selected.size(); ++i) c.out[0].as<int64_t>()[i] = selected[i];
   return Status::Ok();
 }
 
@@ -240,7 +238,9 @@ Status UniqueKernel(const Ctx& c) {
   std::vector<int64_t> inverse(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {
     size_t u = 0;
-    while (u < first.size() && slices[static_cast<size_t>(first[u])] != slices[static_cast<size_t>(i)]) ++u;
+    while (u < first.size() &&
+           slices[static_cast<size_t>(first[u])] != slices[static_cast<size_t>(i)])
+      ++u;
     if (u == first.size()) first.push_back(i);
   }
   if (c.op.attrs.GetInt("sorted", 1) != 0)
@@ -249,7 +249,8 @@ Status UniqueKernel(const Ctx& c) {
     });
   const int64_t u = static_cast<int64_t>(first.size());
   if (c.out[0].NumElements() != outer * u * inner)
-    return c.Error("found " + std::to_string(u) + " unique values, but the graph fixed another "
+    return c.Error("found " + std::to_string(u) +
+                   " unique values, but the graph fixed another "
                    "output size (data-dependent shapes are not supported)");
   std::vector<int64_t> counts(first.size(), 0);
   for (int64_t i = 0; i < n; ++i)

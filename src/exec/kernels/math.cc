@@ -259,7 +259,9 @@ void WidenUnary(KernelMap* map) {
 
 void AddBinary(KernelMap* map) {
   KernelMap& m = *map;
-  auto wrap = [&m](const std::string& name, Kernel other) { m[name] = F32Or(m[name], other, 2, 2); };
+  auto wrap = [&m](const std::string& name, Kernel other) {
+    m[name] = F32Or(m[name], other, 2, 2);
+  };
   wrap("Add", MapBinary([](double a, double b) { return a + b; }));
   wrap("Sub", MapBinary([](double a, double b) { return a - b; }));
   wrap("Mul", MapBinary([](double a, double b) { return a * b; }));

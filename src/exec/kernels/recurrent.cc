@@ -103,13 +103,14 @@ void RunDirection(const Ctx& c, Cell cell, const RnnDims& dm, const Weights& w, 
       for (int64_t i = 0; i < dm.I; ++i) x[static_cast<size_t>(i)] = Load(c.in[0], dm.X(t, b, i));
       for (int64_t j = 0; j < GH; ++j) {
         xg[static_cast<size_t>(j)] = Dot(*w.W, d * GH + j, dm.I, x, 0) + Bias(w, d, j, dm, false);
-        hg[static_cast<size_t>(j)] = Dot(*w.R, d * GH + j, dm.H, *h, b * dm.H) +
-                                     Bias(w, d, j, dm, true);
+        hg[static_cast<size_t>(j)] =
+            Dot(*w.R, d * GH + j, dm.H, *h, b * dm.H) + Bias(w, d, j, dm, true);
       }
       for (int64_t k = 0; k < dm.H; ++k) {
         const size_t hk = static_cast<size_t>(b * dm.H + k);
         auto g = [&](int64_t gate) {
-          return xg[static_cast<size_t>(gate * dm.H + k)] + hg[static_cast<size_t>(gate * dm.H + k)];
+          return xg[static_cast<size_t>(gate * dm.H + k)] +
+                 hg[static_cast<size_t>(gate * dm.H + k)];
         };
         if (cell == Cell::kRnn) {
           next[hk] = std::tanh(g(0));
@@ -122,8 +123,8 @@ void RunDirection(const Ctx& c, Cell cell, const RnnDims& dm, const Weights& w, 
           } else {  // (r * h) R_h^T + Rb_h
             double acc = Bias(w, d, 2 * dm.H + k, dm, true);
             for (int64_t q = 0; q < dm.H; ++q) {
-              const double rq = Sigmoid(xg[static_cast<size_t>(dm.H + q)] +
-                                        hg[static_cast<size_t>(dm.H + q)]);
+              const double rq =
+                  Sigmoid(xg[static_cast<size_t>(dm.H + q)] + hg[static_cast<size_t>(dm.H + q)]);
               acc += Load(*w.R, (d * GH + 2 * dm.H + k) * dm.H + q) * rq *
                      (*h)[static_cast<size_t>(b * dm.H + q)];
             }

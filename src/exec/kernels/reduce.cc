@@ -21,7 +21,18 @@ Status CheckLoadable(const Ctx& c, size_t i) {
   return Status::Ok();
 }
 
-enum class Reduce : uint8_t { kSum, kMean, kMax, kMin, kProd, kL1, kL2, kLogSum, kLogSumExp, kSumSq };
+enum class Reduce : uint8_t {
+  kSum,
+  kMean,
+  kMax,
+  kMin,
+  kProd,
+  kL1,
+  kL2,
+  kLogSum,
+  kLogSumExp,
+  kSumSq
+};
 
 double Init(Reduce r) {
   switch (r) {
@@ -269,11 +280,16 @@ Status MvnKernel(const Ctx& c) {
 void AddReduceKernels(KernelMap* map) {
   KernelMap& m = *map;
   const std::pair<const char*, Reduce> reductions[] = {
-      {"ReduceSum", Reduce::kSum},          {"ReduceMean", Reduce::kMean},
-      {"ReduceMax", Reduce::kMax},          {"ReduceMin", Reduce::kMin},
-      {"ReduceProd", Reduce::kProd},        {"ReduceL1", Reduce::kL1},
-      {"ReduceL2", Reduce::kL2},            {"ReduceLogSum", Reduce::kLogSum},
-      {"ReduceLogSumExp", Reduce::kLogSumExp}, {"ReduceSumSquare", Reduce::kSumSq},
+      {"ReduceSum", Reduce::kSum},
+      {"ReduceMean", Reduce::kMean},
+      {"ReduceMax", Reduce::kMax},
+      {"ReduceMin", Reduce::kMin},
+      {"ReduceProd", Reduce::kProd},
+      {"ReduceL1", Reduce::kL1},
+      {"ReduceL2", Reduce::kL2},
+      {"ReduceLogSum", Reduce::kLogSum},
+      {"ReduceLogSumExp", Reduce::kLogSumExp},
+      {"ReduceSumSquare", Reduce::kSumSq},
   };
   for (const auto& [name, r] : reductions) {
     const Reduce kind = r;

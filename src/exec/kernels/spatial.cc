@@ -173,10 +173,9 @@ StatusOr<ResizeSpec> ReadResizeSpec(const Ctx& c) {
   if (sp.mode != "nearest" && sp.mode != "linear" && sp.mode != "cubic")
     return c.Error("unknown mode '" + sp.mode + "'");
   // ONNX 1.12's node tests spell tf_half_pixel_for_nearest "tf_half_pixel_for_nn".
-  const std::set<std::string> coords = {"half_pixel",         "pytorch_half_pixel",
-                                        "align_corners",      "asymmetric",
-                                        "tf_crop_and_resize", "tf_half_pixel_for_nearest",
-                                        "tf_half_pixel_for_nn"};
+  const std::set<std::string> coords = {
+      "half_pixel",         "pytorch_half_pixel",        "align_corners",       "asymmetric",
+      "tf_crop_and_resize", "tf_half_pixel_for_nearest", "tf_half_pixel_for_nn"};
   if (!coords.count(sp.coord))
     return c.Error("unknown coordinate_transformation_mode '" + sp.coord + "'");
   const std::set<std::string> nearest = {"round_prefer_floor", "round_prefer_ceil", "floor",
@@ -284,7 +283,8 @@ Status PoolNd(const Ctx& c, bool max) {
   const bool count_pad = c.op.attrs.GetInt("count_include_pad", 0) != 0;
   if (c.HasOut(1) && c.op.attrs.GetInt("storage_order", 0) != 0)
     return c.Error("storage_order=1 is supported for 2-D MaxPool only");
-  const int64_t nc = x[0] * x[1], in_n = graph::NumElements(g.in), out_n = graph::NumElements(g.out);
+  const int64_t nc = x[0] * x[1], in_n = graph::NumElements(g.in),
+                out_n = graph::NumElements(g.out);
   const std::vector<int64_t> st = Strides(g.in);
   std::vector<int64_t> oi, ki;
   for (int64_t o = 0; o < out_n; ++o) {
@@ -375,8 +375,8 @@ double Cubic(double t, int64_t k) {  // weight of neighbour k (0..3) at fraction
   return 0.0;
 }
 
-double Sample(const GridSpec& g, const TensorRef& t, int64_t base, int64_t H, int64_t W,
-              double gx, double gy) {
+double Sample(const GridSpec& g, const TensorRef& t, int64_t base, int64_t H, int64_t W, double gx,
+              double gy) {
   if (g.mode == "bicubic") {
     const double x = SourceCoordinate(g, gx, W, false), y = SourceCoordinate(g, gy, H, false);
     const double x0 = std::floor(x), y0 = std::floor(y);

@@ -81,7 +81,8 @@ Status PadAnyKernel(const Ctx& c) {
   const Shape& out = *c.out[0].shape;
   const size_t rank = in.size();
   if (c.Has(3)) return c.Error("the axes input is unsupported");
-  if (pads.size() != 2 * rank || out.size() != rank) return c.Error("pads must have 2*rank entries");
+  if (pads.size() != 2 * rank || out.size() != rank)
+    return c.Error("pads must have 2*rank entries");
   double value = c.op.attrs.GetFloat("value", 0.0);
   if (c.Has(2)) value = Load(c.in[2], 0);
   const std::vector<int64_t> st = Strides(in);
@@ -110,7 +111,8 @@ Status ShapeKernel(const Ctx& c) {
   start = std::clamp<int64_t>(start, 0, rank);
   end = std::clamp<int64_t>(end, start, rank);
   if (c.out[0].NumElements() != end - start) return c.Error("output size does not match");
-  for (int64_t k = start; k < end; ++k) c.out[0].as<int64_t>()[k - start] = s[static_cast<size_t>(k)];
+  for (int64_t k = start; k < end; ++k)
+    c.out[0].as<int64_t>()[k - start] = s[static_cast<size_t>(k)];
   return Status::Ok();
 }
 
@@ -185,8 +187,9 @@ Status GatherElementsKernel(const Ctx& c) {
   std::vector<int64_t> idx;
   for (int64_t i = 0; i < c.out[0].NumElements(); ++i) {
     Unflatten(i, ind, &idx);
-    HX_ASSIGN_OR_RETURN(idx[static_cast<size_t>(axis)],
-                        CheckIndex(c, indices[static_cast<size_t>(i)], data[static_cast<size_t>(axis)]));
+    HX_ASSIGN_OR_RETURN(
+        idx[static_cast<size_t>(axis)],
+        CheckIndex(c, indices[static_cast<size_t>(i)], data[static_cast<size_t>(axis)]));
     int64_t off = 0;
     for (size_t d = 0; d < data.size(); ++d) off += idx[d] * st[d];
     CopyElement(c.out[0], i, c.in[0], off);
@@ -211,8 +214,9 @@ Status ScatterElementsKernel(const Ctx& c) {
   std::vector<int64_t> idx;
   for (int64_t i = 0; i < graph::NumElements(ind); ++i) {
     Unflatten(i, ind, &idx);
-    HX_ASSIGN_OR_RETURN(idx[static_cast<size_t>(axis)],
-                        CheckIndex(c, indices[static_cast<size_t>(i)], data[static_cast<size_t>(axis)]));
+    HX_ASSIGN_OR_RETURN(
+        idx[static_cast<size_t>(axis)],
+        CheckIndex(c, indices[static_cast<size_t>(i)], data[static_cast<size_t>(axis)]));
     int64_t off = 0;
     for (size_t d = 0; d < data.size(); ++d) off += idx[d] * st[d];
     if (reduction == "none")
@@ -232,7 +236,8 @@ StatusOr<int64_t> TupleOffset(const Ctx& c, const Shape& data, const std::vector
   int64_t off = 0;
   for (int64_t d = 0; d < k; ++d) {
     const size_t dim = first + static_cast<size_t>(d);
-    HX_ASSIGN_OR_RETURN(int64_t j, CheckIndex(c, ind[static_cast<size_t>(tuple * k + d)], data[dim]));
+    HX_ASSIGN_OR_RETURN(int64_t j,
+                        CheckIndex(c, ind[static_cast<size_t>(tuple * k + d)], data[dim]));
     off += j * st[dim];
   }
   return off;
@@ -257,8 +262,7 @@ Status GatherNDKernel(const Ctx& c) {
   if (c.out[0].NumElements() != tuples * slice) return c.Error("output size does not match");
   const int64_t es = graph::DTypeSize(c.out[0].dtype);
   for (int64_t t = 0; t < tuples; ++t) {
-    HX_ASSIGN_OR_RETURN(int64_t off,
-                        TupleOffset(c, data, indices, t, k, static_cast<size_t>(bd)));
+    HX_ASSIGN_OR_RETURN(int64_t off, TupleOffset(c, data, indices, t, k, static_cast<size_t>(bd)));
     off += (t / std::max<int64_t>(per_batch, 1)) * data_batch;
     std::memcpy(c.out[0].as<char>() + t * slice * es, c.in[0].as<char>() + off * es,
                 static_cast<size_t>(slice * es));
@@ -280,7 +284,8 @@ Status MaxUnpoolKernel(const Ctx& c) {
   if (y.size() != x.size() || k.size() != r || st.size() != r || pads.size() != 2 * r)
     return c.Error("kernel_shape, strides or pads do not match the input rank");
   Shape dflt = {x[0], x[1]};
-  for (size_t i = 0; i < r; ++i) dflt.push_back((x[i + 2] - 1) * st[i] + k[i] - pads[i] - pads[r + i]);
+  for (size_t i = 0; i < r; ++i)
+    dflt.push_back((x[i + 2] - 1) * st[i] + k[i] - pads[i] - pads[r + i]);
   const int64_t n = c.out[0].NumElements(), es = graph::DTypeSize(c.out[0].dtype);
   std::memset(c.out[0].data, 0, static_cast<size_t>(n * es));
   const std::vector<int64_t> ys = Strides(y);
@@ -393,7 +398,8 @@ Status OneHotKernel(const Ctx& c) {
     for (int64_t i = 0; i < inner; ++i) {
       int64_t j = static_cast<int64_t>(Load(c.in[0], o * inner + i));
       if (j < 0) j += depth;
-      for (int64_t d = 0; d < depth; ++d) Store(c.out[0], (o * depth + d) * inner + i, d == j ? on : off);
+      for (int64_t d = 0; d < depth; ++d)
+        Store(c.out[0], (o * depth + d) * inner + i, d == j ? on : off);
     }
   return Status::Ok();
 }
