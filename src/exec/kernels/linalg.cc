@@ -158,6 +158,44 @@ Status CompressKernel(const Ctx& c) {
   return Status::Ok();
 }
 
+// ---- DFT (opset 17): naive O(n^2) transform along `axis` of a real ([..., 1]) or complex
+// ([..., 2]) signal; inverse scales by 1/n; onesided keeps n/2 + 1 bins.
+
+Status DftKernel(const Ctx& c) {
+  const Shape& x = *c.in[0].shape;
+  const Shape& y = *c.out[0].shape;
+  if (x.size() < 3 || y.size() != x.size() || (x.back() != 1 && x.back() != 2) || y.back() != 2)
+    return c.Error("input must be [batch, ..., 1 or 2] and the output [..., 2]");
+  const int64_t axis = NormAxis(c.op.attrs.GetInt("axis", 1), x.size());
+  if (axis < 1 || axis >= static_cast<int64_t>(x.size()) - 1) return c.Error("axis out of range");
+  const bool inverse = c.op.attrs.GetInt("inverse", 0) != 0;
+  const int64_t cx = x.back(), ni = x[static_cast<size_t>(axis)];
+  const int64_t n = c.Has(1) ? static_cast<int64_t>(Load(c.in[1], 0)) : ni;
+  const int64_t no = y[static_cast<size_t>(axis)];
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= x[static_cast<size_t>(d)];
+  for (size_t d = static_cast<size_t>(axis) + 1; d + 1 < x.size(); ++d) inner *= x[d];
+  const double sign = inverse ? 1.0 : -1.0;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i)
+      for (int64_t k = 0; k < no; ++k) {
+        double re = 0.0, im = 0.0;
+        for (int64_t t = 0; t < std::min(n, ni); ++t) {
+          const int64_t at = ((o * ni + t) * inner + i) * cx;
+          const double a = Load(c.in[0], at), b = cx == 2 ? Load(c.in[0], at + 1) : 0.0;
+          const double ang =
+              sign * 2 * std::numbers::pi * static_cast<double>(k * t % n) / static_cast<double>(n);
+          re += a * std::cos(ang) - b * std::sin(ang);
+          im += a * std::sin(ang) + b * std::cos(ang);
+        }
+        const double scale = inverse ? 1.0 / static_cast<double>(n) : 1.0;
+        const int64_t at = ((o * no + k) * inner + i) * 2;
+        Store(c.out[0], at, re * scale);
+        Store(c.out[0], at + 1, im * scale);
+      }
+  return Status::Ok();
+}
+
 // ---- NonMaxSuppression (greedy, per batch and class, as ONNX Runtime does it).
 
 struct Box {
@@ -289,6 +327,7 @@ void AddLinalgKernels(KernelMap* map) {
   m["Compress"] = CompressKernel;
   m["NonMaxSuppression"] = NmsKernel;
   m["Unique"] = UniqueKernel;
+  m["DFT"] = DftKernel;
 }
 
 }  // namespace hx::exec::internal

@@ -3,6 +3,7 @@
 // and N-D max/average pooling for ranks the 2-D kernel does not cover (3-D).
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <set>
 
@@ -318,6 +319,84 @@ Status PoolNd(const Ctx& c, bool max) {
   return Status::Ok();
 }
 
+// ---- N-D integer convolutions: ConvInteger and QLinearConv, in double.
+
+struct ConvInputs {
+  size_t x, w, bias, x_zp, w_zp;  // input positions; SIZE_MAX: absent
+};
+
+Status ConvNd(const Ctx& c, const ConvInputs& at, const std::function<double(double)>& finish) {
+  const Shape& x = *c.in[at.x].shape;
+  const Shape& w = *c.in[at.w].shape;
+  const Shape& y = *c.out[0].shape;
+  if (x.size() < 3 || w.size() != x.size() || y.size() != x.size())
+    return c.Error("X, W and Y must have the same rank (at least 3)");
+  const size_t r = x.size() - 2;
+  const int64_t group = c.op.attrs.GetInt("group", 1), C = x[1], M = y[1];
+  if (group < 1 || C % group != 0 || M % group != 0 || w[1] != C / group || w[0] != M)
+    return c.Error("channels do not match the weight and group");
+  PoolGeom g;  // the same window arithmetic as pooling, with the weight's spatial dims
+  {
+    graph::Attributes attrs = c.op.attrs;
+    attrs.Set("kernel_shape", std::vector<int64_t>(w.begin() + 2, w.end()));
+    graph::Node node = c.op;
+    node.attrs = attrs;
+    std::vector<TensorRef> ins = {c.in[at.x]};
+    Ctx sub{node, ins, c.out, c.options};
+    HX_ASSIGN_OR_RETURN(g, PoolGeometry(sub));
+  }
+  auto zp = [&](size_t i, int64_t k) {
+    if (i == SIZE_MAX || !c.Has(i)) return 0.0;
+    return Load(c.in[i], c.in[i].NumElements() == 1 ? 0 : k);
+  };
+  const int64_t cg = C / group, mg = M / group, in_n = graph::NumElements(g.in);
+  const int64_t out_n = graph::NumElements(g.out), k_n = graph::NumElements(g.k);
+  const std::vector<int64_t> st = Strides(g.in);
+  std::vector<int64_t> oi, ki;
+  for (int64_t n = 0; n < x[0]; ++n)
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t o = 0; o < out_n; ++o) {
+        Unflatten(o, g.out, &oi);
+        double acc = at.bias != SIZE_MAX && c.Has(at.bias) ? Load(c.in[at.bias], m) : 0.0;
+        for (int64_t kp = 0; kp < k_n; ++kp) {
+          Unflatten(kp, g.k, &ki);
+          int64_t off = 0;
+          bool real = true;
+          for (size_t a = 0; a < r && real; ++a) {
+            const int64_t p = oi[a] * g.s[a] - g.pb[a] + ki[a] * g.d[a];
+            real = p >= 0 && p < g.in[a];
+            off += p * st[a];
+          }
+          if (!real) continue;
+          for (int64_t ci = 0; ci < cg; ++ci) {
+            const int64_t ch = (m / mg) * cg + ci;
+            acc += (Load(c.in[at.x], (n * C + ch) * in_n + off) - zp(at.x_zp, 0)) *
+                   (Load(c.in[at.w], (m * cg + ci) * k_n + kp) - zp(at.w_zp, m));
+          }
+        }
+        Store(c.out[0], (n * M + m) * out_n + o, finish(acc));
+      }
+  return Status::Ok();
+}
+
+Status ConvIntegerKernel(const Ctx& c) {
+  return ConvNd(c, {0, 1, SIZE_MAX, 2, 3}, [](double v) { return v; });
+}
+
+Status QLinearConvKernel(const Ctx& c) {
+  for (size_t i = 0; i < 8; ++i)
+    if (!c.Has(i)) return c.Error("needs x, w and their scales and zero points");
+  if (c.in[1].NumElements() != 1 || c.in[6].NumElements() != 1)
+    return c.Error("per-axis x or y scales are unsupported");
+  const double xs = Load(c.in[1], 0), ys = Load(c.in[6], 0), yzp = Load(c.in[7], 0);
+  const bool u8 = c.out[0].dtype == DType::kU8;
+  if (c.in[4].NumElements() != 1) return c.Error("per-channel w_scale is unsupported");
+  const double scale = xs * Load(c.in[4], 0) / ys;
+  return ConvNd(c, {0, 3, 8, 2, 5}, [scale, yzp, u8](double v) {
+    return std::clamp(std::nearbyint(v * scale) + yzp, u8 ? 0.0 : -128.0, u8 ? 255.0 : 127.0);
+  });
+}
+
 // ---- GridSample (4-D), following PyTorch's grid_sampler, which ONNX's tests come from.
 
 struct GridSpec {
@@ -429,6 +508,8 @@ void AddSpatialKernels(KernelMap* map) {
   (*map)["ConvTranspose"] = ConvTransposeKernel;
   (*map)["Resize"] = ResizeKernel;
   (*map)["GridSample"] = GridSampleKernel;
+  (*map)["ConvInteger"] = ConvIntegerKernel;
+  (*map)["QLinearConv"] = QLinearConvKernel;
   for (const char* name : {"MaxPool", "AveragePool"}) {
     const bool max = std::string(name) == "MaxPool";
     Kernel fast = (*map)[name];  // kernels.cc's fp32 1-D/2-D pooling
