@@ -71,6 +71,12 @@ StatusOr<double> LoadElement(DType dt, const void* p, int64_t i) {
       return LoadAs<uint8_t>(p, i);
     case DType::kF16:
       return HalfToFloat(static_cast<const uint16_t*>(p)[i]);
+    case DType::kBF16: {
+      const uint32_t bits = static_cast<uint32_t>(static_cast<const uint16_t*>(p)[i]) << 16;
+      float f;
+      std::memcpy(&f, &bits, 4);
+      return f;
+    }
     default:
       return Unimplemented(std::string("dtype ") + graph::DTypeName(dt));
   }
@@ -104,6 +110,13 @@ Status StoreElement(DType dt, void* p, int64_t i, double v) {
     case DType::kF16:
       static_cast<uint16_t*>(p)[i] = FloatToHalf(static_cast<float>(v));
       break;
+    case DType::kBF16: {  // the upper half of the fp32 bits (truncation, as ONNX's tests expect)
+      const float f = static_cast<float>(v);
+      uint32_t bits;
+      std::memcpy(&bits, &f, 4);
+      static_cast<uint16_t*>(p)[i] = static_cast<uint16_t>(bits >> 16);
+      break;
+    }
     default:
       return Unimplemented(std::string("dtype ") + graph::DTypeName(dt));
   }
