@@ -123,6 +123,12 @@ class OnnxReader {
     NameOmittedOutputs();
     HX_RETURN_IF_ERROR(CheckNodes());
     HX_RETURN_IF_ERROR(CheckNamesAndSort());
+    if (NeedsConversion()) {  // only a model that passed the checks goes to the converter
+      HX_RETURN_IF_ERROR(ConvertOpset());
+      NameOmittedOutputs();
+      HX_RETURN_IF_ERROR(CheckNodes());
+      HX_RETURN_IF_ERROR(CheckNamesAndSort());
+    }
     HX_RETURN_IF_ERROR(LoadInitializers());
     HX_RETURN_IF_ERROR(ResolveInputs());
     AddConvKernelShapes();
@@ -166,8 +172,7 @@ class OnnxReader {
     }
     if (!found) return ParseError(source_ + ": no opset_import for the default ONNX domain");
     opset_imports_[""] = opset_;
-    if (!converted_ && opset_ >= kMinConvertedOpset && NeedsConversion()) return ConvertOpset();
-    if (opset_ < kMinOpset || opset_ > kMaxOpset) {
+    if (opset_ < kMinConvertedOpset || opset_ > kMaxOpset) {
       return Unimplemented(source_ + ": opset " + std::to_string(opset_) +
                            " is not supported (hexplan reads opsets " +
                            std::to_string(kMinConvertedOpset) + "-" + std::to_string(kMaxOpset) +
@@ -179,6 +184,7 @@ class OnnxReader {
   // Opset < 11, or < 13 with a Softmax, LogSoftmax or Hardmax (before 13 they flattened the input
   // to 2-D at `axis`; the kernels implement the opset-13 meaning).
   bool NeedsConversion() const {
+    if (converted_) return false;
     if (opset_ < kMinOpset) return true;
     if (opset_ >= kConvertToOpset) return false;
     for (const auto& node : model_.graph().node())
@@ -199,7 +205,11 @@ class OnnxReader {
     }
     converted_ = true;
     opset_imports_.clear();
-    return CheckOpset();
+    HX_RETURN_IF_ERROR(CheckOpset());
+    if (opset_ < kMinOpset)
+      return Unimplemented(source_ + ": ONNX's version converter left opset " +
+                           std::to_string(opset_));
+    return Status::Ok();
   }
 
   // An optional output left out before one that is produced (an RNN that gives only Y_h) gets a
