@@ -1,7 +1,7 @@
 // ONNX's backend node tests (Debian's libonnx-testdata: one directory per test with model.onnx and
 // test_data_set_*/input_*.pb, output_*.pb) run in-process: each model is read with our ONNX reader
 // and run by the executor on one CPU device (a one-device plan: the production kernels, on
-// buffers from the backend's allocator, so an output a kernel never writes shows up as garbage),
+// buffers from the backend's allocator, not cleared, so an unwritten output is not silently zero),
 // and every output is compared with ONNX's tolerance (rtol 1e-3, atol 1e-7, as onnx's backend test
 // runner does).
 //
