@@ -190,7 +190,9 @@ void AddRecurrentKernels(KernelMap* map) {
   m["LSTM"] = [blas](const Ctx& c) {
     const bool simple = c.op.attrs.GetString("direction", "forward") != "bidirectional" &&
                         c.op.attrs.GetInt("layout", 0) == 0 && !(c.Has(7)) &&
-                        !c.op.attrs.Has("activations") && c.in[0].dtype == DType::kF32;
+                        !c.op.attrs.Has("activations") && !c.op.attrs.Has("clip") &&
+                        !c.op.attrs.Has("activation_alpha") && !c.op.attrs.Has("activation_beta") &&
+                        c.op.attrs.GetInt("input_forget", 0) == 0 && c.in[0].dtype == DType::kF32;
     return simple ? blas(c) : RecurrentKernel(c, Cell::kLstm);
   };
 }
