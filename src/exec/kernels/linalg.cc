@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <numbers>
 
 #include "exec/kernel_context.h"
@@ -196,6 +197,66 @@ Status DftKernel(const Ctx& c) {
   return Status::Ok();
 }
 
+// ---- TfIdfVectorizer over integer input (as ONNX Runtime counts: unigrams once per position,
+// longer n-grams once per skip distance).
+
+struct NgramPool {
+  std::map<std::vector<int64_t>, int64_t> index;  // n-gram -> output column
+};
+
+StatusOr<NgramPool> ReadPool(const Ctx& c) {
+  const auto counts = c.op.attrs.GetInts("ngram_counts");
+  const auto indexes = c.op.attrs.GetInts("ngram_indexes");
+  const auto pool = c.op.attrs.GetInts("pool_int64s");
+  if (c.op.attrs.Has("pool_strings")) return c.Error("attribute pool_strings is unsupported");
+  NgramPool p;
+  size_t next = 0;
+  for (size_t n = 0; n < counts.size(); ++n) {
+    const int64_t begin = counts[n];
+    const int64_t end = n + 1 < counts.size() ? counts[n + 1] : static_cast<int64_t>(pool.size());
+    const int64_t len = static_cast<int64_t>(n) + 1;
+    for (int64_t at = begin; at + len <= end; at += len) {
+      if (next >= indexes.size()) return c.Error("ngram_indexes is shorter than the pool");
+      p.index[std::vector<int64_t>(pool.begin() + at, pool.begin() + at + len)] = indexes[next++];
+    }
+  }
+  return p;
+}
+
+Status TfIdfKernel(const Ctx& c) {
+  HX_ASSIGN_OR_RETURN(NgramPool pool, ReadPool(c));
+  HX_ASSIGN_OR_RETURN(std::vector<int64_t> x, IntsOf(c, 0));
+  const Shape& s = *c.in[0].shape;
+  const int64_t rows = s.size() == 2 ? s[0] : 1, len = s.back();
+  const int64_t min_n = c.op.attrs.GetInt("min_gram_length", 1);
+  const int64_t max_n = c.op.attrs.GetInt("max_gram_length", 1);
+  const int64_t max_skip = c.op.attrs.GetInt("max_skip_count", 0);
+  const std::string mode = c.op.attrs.GetString("mode", "TF");
+  if (mode != "TF" && mode != "IDF" && mode != "TFIDF")
+    return c.Error("unknown mode '" + mode + "'");
+  const std::vector<double> weights = c.op.attrs.GetFloats("weights");
+  const int64_t cols = c.out[0].NumElements() / rows;
+  std::vector<double> count(static_cast<size_t>(cols * rows), 0.0);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t i = 0; i < len; ++i)
+      for (int64_t skip = 0; skip <= max_skip; ++skip)
+        for (int64_t n = std::max<int64_t>(min_n, skip == 0 ? 1 : 2); n <= max_n; ++n) {
+          if (i + (n - 1) * (skip + 1) >= len) break;
+          std::vector<int64_t> gram;
+          for (int64_t k = 0; k < n; ++k)
+            gram.push_back(x[static_cast<size_t>(r * len + i + k * (skip + 1))]);
+          auto it = pool.index.find(gram);
+          if (it != pool.index.end() && it->second < cols)
+            count[static_cast<size_t>(r * cols + it->second)] += 1;
+        }
+  for (int64_t i = 0; i < rows * cols; ++i) {
+    const double w = weights.empty() ? 1.0 : weights[static_cast<size_t>(i % cols)];
+    const double n = count[static_cast<size_t>(i)];
+    Store(c.out[0], i, mode == "TF" ? n : mode == "IDF" ? (n > 0 ? w : 0.0) : n * w);
+  }
+  return Status::Ok();
+}
+
 // ---- NonMaxSuppression (greedy, per batch and class, as ONNX Runtime does it).
 
 struct Box {
@@ -328,6 +389,7 @@ void AddLinalgKernels(KernelMap* map) {
   m["NonMaxSuppression"] = NmsKernel;
   m["Unique"] = UniqueKernel;
   m["DFT"] = DftKernel;
+  m["TfIdfVectorizer"] = TfIdfKernel;
 }
 
 }  // namespace hx::exec::internal
