@@ -197,6 +197,39 @@ Status DftKernel(const Ctx& c) {
   return Status::Ok();
 }
 
+// STFT (opset 17): frames of frame_length every frame_step samples, times the window, each
+// transformed like DFT; output [batch, frames, bins, 2].
+Status StftKernel(const Ctx& c) {
+  const Shape& x = *c.in[0].shape;
+  const Shape& y = *c.out[0].shape;
+  if (x.size() != 3 || y.size() != 4 || y[3] != 2) return c.Error("signal must be [batch, n, 1|2]");
+  HX_ASSIGN_OR_RETURN(std::vector<int64_t> step, IntsOf(c, 1));
+  HX_ASSIGN_OR_RETURN(std::vector<int64_t> flen, IntsOf(c, 3));
+  const int64_t len = !flen.empty() ? flen[0] : c.Has(2) ? c.in[2].NumElements() : 0;
+  if (step.size() != 1 || len < 1) return c.Error("needs frame_step and a window or frame_length");
+  const int64_t cx = x[2], frames = y[1], bins = y[2];
+  if (step[0] < 1 || (frames - 1) * step[0] + len > x[1])
+    return c.Error("frames run past the end of the signal");
+  for (int64_t b = 0; b < x[0]; ++b)
+    for (int64_t f = 0; f < frames; ++f)
+      for (int64_t k = 0; k < bins; ++k) {
+        double re = 0.0, im = 0.0;
+        for (int64_t t = 0; t < len; ++t) {
+          const int64_t at = (b * x[1] + f * step[0] + t) * cx;
+          const double w = c.Has(2) ? Load(c.in[2], t) : 1.0;
+          const double a = Load(c.in[0], at) * w, bb = cx == 2 ? Load(c.in[0], at + 1) * w : 0.0;
+          const double ang =
+              -2 * std::numbers::pi * static_cast<double>(k * t % len) / static_cast<double>(len);
+          re += a * std::cos(ang) - bb * std::sin(ang);
+          im += a * std::sin(ang) + bb * std::cos(ang);
+        }
+        const int64_t at = ((b * frames + f) * bins + k) * 2;
+        Store(c.out[0], at, re);
+        Store(c.out[0], at + 1, im);
+      }
+  return Status::Ok();
+}
+
 // ---- TfIdfVectorizer over integer input (as ONNX Runtime counts: unigrams once per position,
 // longer n-grams once per skip distance).
 
@@ -389,6 +422,7 @@ void AddLinalgKernels(KernelMap* map) {
   m["NonMaxSuppression"] = NmsKernel;
   m["Unique"] = UniqueKernel;
   m["DFT"] = DftKernel;
+  m["STFT"] = StftKernel;
   m["TfIdfVectorizer"] = TfIdfKernel;
 }
 

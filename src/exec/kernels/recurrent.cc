@@ -1,6 +1,6 @@
 // ONNX RNN, GRU and (the forms kernels.cc's BLAS LSTM refuses: bidirectional, peepholes,
 // layout 1) LSTM, as plain loops in double: every direction, both layouts, initial states, the
-// default activations (or the same ones spelled out). sequence_lens, clip and other activations
+// default activations (or the same ones spelled out), sequence_lens. clip and other activations
 // are refused naming the attribute.
 
 #include <cmath>
@@ -35,7 +35,6 @@ double Sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
 Status CheckAttributes(const Ctx& c, Cell cell) {
   if (c.op.attrs.Has("clip")) return c.Error("attribute clip is unsupported");
-  if (c.Has(4)) return c.Error("sequence_lens is unsupported (full sequences only)");
   if (c.op.attrs.Has("activation_alpha") || c.op.attrs.Has("activation_beta"))
     return c.Error("attributes activation_alpha/activation_beta are unsupported");
   if (c.op.attrs.Has("activations")) {
@@ -89,17 +88,22 @@ double Bias(const Weights& w, int64_t d, int64_t j, const RnnDims& dm, bool recu
 }
 
 // Runs one direction over the sequence, updating h (and cell state cs for LSTM) in place.
+// `lens`: each batch row's sequence length (sequence_lens; S when absent). Steps past a row's
+// length leave its state as it is and its Y zero.
 void RunDirection(const Ctx& c, Cell cell, const RnnDims& dm, const Weights& w, int64_t d,
-                  std::vector<double>* h, std::vector<double>* cs) {
+                  const std::vector<int64_t>& lens, std::vector<double>* h,
+                  std::vector<double>* cs) {
   const bool reverse = d == 1 || c.op.attrs.GetString("direction", "forward") == "reverse";
   const bool lbr = c.op.attrs.GetInt("linear_before_reset", 0) != 0;
   const int64_t GH = dm.G * dm.H;
   std::vector<double> x(static_cast<size_t>(dm.I)), xg(static_cast<size_t>(GH)),
       hg(static_cast<size_t>(GH));
   for (int64_t step = 0; step < dm.S; ++step) {
-    const int64_t t = reverse ? dm.S - 1 - step : step;
     std::vector<double> next = *h;
     for (int64_t b = 0; b < dm.B; ++b) {
+      const int64_t len = lens[static_cast<size_t>(b)];
+      if (step >= len) continue;
+      const int64_t t = reverse ? len - 1 - step : step;
       for (int64_t i = 0; i < dm.I; ++i) x[static_cast<size_t>(i)] = Load(c.in[0], dm.X(t, b, i));
       for (int64_t j = 0; j < GH; ++j) {
         xg[static_cast<size_t>(j)] = Dot(*w.W, d * GH + j, dm.I, x, 0) + Bias(w, d, j, dm, false);
@@ -145,10 +149,13 @@ void RunDirection(const Ctx& c, Cell cell, const RnnDims& dm, const Weights& w, 
       }
     }
     *h = next;
-    if (c.HasOut(0))
-      for (int64_t b = 0; b < dm.B; ++b)
-        for (int64_t k = 0; k < dm.H; ++k)
-          Store(c.out[0], dm.Y(t, d, b, k), (*h)[static_cast<size_t>(b * dm.H + k)]);
+    for (int64_t b = 0; b < dm.B && c.HasOut(0); ++b) {
+      const int64_t len = lens[static_cast<size_t>(b)];
+      if (step >= len) continue;
+      const int64_t t = reverse ? len - 1 - step : step;
+      for (int64_t k = 0; k < dm.H; ++k)
+        Store(c.out[0], dm.Y(t, d, b, k), (*h)[static_cast<size_t>(b * dm.H + k)]);
+    }
   }
 }
 
@@ -160,6 +167,14 @@ Status RecurrentKernel(const Ctx& c, Cell cell) {
   const size_t state_in = 5, cell_in = 6, peep_in = 7;
   Weights w{&c.in[1], &c.in[2], c.Has(3) ? &c.in[3] : nullptr,
             cell == Cell::kLstm && c.Has(peep_in) ? &c.in[peep_in] : nullptr};
+  HX_ASSIGN_OR_RETURN(std::vector<int64_t> lens, IntsOf(c, 4));
+  if (lens.empty()) lens.assign(static_cast<size_t>(dm.B), dm.S);
+  if (static_cast<int64_t>(lens.size()) != dm.B)
+    return c.Error("sequence_lens must have B entries");
+  for (int64_t len : lens)
+    if (len < 0 || len > dm.S) return c.Error("a sequence_lens entry is out of range");
+  if (c.HasOut(0))  // rows shorter than the sequence leave zeros
+    for (int64_t i = 0; i < c.out[0].NumElements(); ++i) Store(c.out[0], i, 0.0);
   for (int64_t d = 0; d < dm.D; ++d) {
     std::vector<double> h(static_cast<size_t>(dm.B * dm.H), 0.0), cs = h;
     for (int64_t b = 0; b < dm.B; ++b)
@@ -168,7 +183,7 @@ Status RecurrentKernel(const Ctx& c, Cell cell) {
         if (c.Has(state_in)) h[at] = Load(c.in[state_in], dm.State(d, b, k));
         if (cell == Cell::kLstm && c.Has(cell_in)) cs[at] = Load(c.in[cell_in], dm.State(d, b, k));
       }
-    RunDirection(c, cell, dm, w, d, &h, &cs);
+    RunDirection(c, cell, dm, w, d, lens, &h, &cs);
     for (int64_t b = 0; b < dm.B; ++b)
       for (int64_t k = 0; k < dm.H; ++k) {
         const size_t at = static_cast<size_t>(b * dm.H + k);
@@ -189,7 +204,7 @@ void AddRecurrentKernels(KernelMap* map) {
   Kernel blas = m["LSTM"];
   m["LSTM"] = [blas](const Ctx& c) {
     const bool simple = c.op.attrs.GetString("direction", "forward") != "bidirectional" &&
-                        c.op.attrs.GetInt("layout", 0) == 0 && !(c.Has(7)) &&
+                        c.op.attrs.GetInt("layout", 0) == 0 && !c.Has(4) && !c.Has(7) &&
                         !c.op.attrs.Has("activations") && !c.op.attrs.Has("clip") &&
                         !c.op.attrs.Has("activation_alpha") && !c.op.attrs.Has("activation_beta") &&
                         c.op.attrs.GetInt("input_forget", 0) == 0 && c.in[0].dtype == DType::kF32;
