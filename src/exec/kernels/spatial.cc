@@ -397,6 +397,80 @@ Status QLinearConvKernel(const Ctx& c) {
   });
 }
 
+// ---- RoiAlign (as ONNX Runtime and ONNX's reference compute it).
+
+struct RoiSample {
+  double value = 0.0, max = 0.0;
+};
+
+RoiSample Bilinear(const TensorRef& t, int64_t base, int64_t H, int64_t W, double y, double x) {
+  if (y < -1.0 || y > static_cast<double>(H) || x < -1.0 || x > static_cast<double>(W)) return {};
+  y = std::max(y, 0.0), x = std::max(x, 0.0);
+  int64_t yl = static_cast<int64_t>(y), xl = static_cast<int64_t>(x), yh, xh;
+  if (yl >= H - 1)
+    yh = yl = H - 1, y = static_cast<double>(yl);
+  else
+    yh = yl + 1;
+  if (xl >= W - 1)
+    xh = xl = W - 1, x = static_cast<double>(xl);
+  else
+    xh = xl + 1;
+  const double ly = y - static_cast<double>(yl), lx = x - static_cast<double>(xl);
+  const double w[4] = {(1 - ly) * (1 - lx), (1 - ly) * lx, ly * (1 - lx), ly * lx};
+  const double v[4] = {Load(t, base + yl * W + xl), Load(t, base + yl * W + xh),
+                       Load(t, base + yh * W + xl), Load(t, base + yh * W + xh)};
+  RoiSample s;
+  s.max = -std::numeric_limits<double>::infinity();
+  for (int k = 0; k < 4; ++k) s.value += w[k] * v[k], s.max = std::max(s.max, w[k] * v[k]);
+  return s;
+}
+
+Status RoiAlignKernel(const Ctx& c) {
+  const Shape& x = *c.in[0].shape;
+  const Shape& y = *c.out[0].shape;
+  if (x.size() != 4 || y.size() != 4) return c.Error("X must be NCHW");
+  const std::string mode = c.op.attrs.GetString("mode", "avg");
+  const std::string coord = c.op.attrs.GetString("coordinate_transformation_mode", "half_pixel");
+  if (mode != "avg" && mode != "max") return c.Error("unknown mode '" + mode + "'");
+  if (coord != "half_pixel" && coord != "output_half_pixel")
+    return c.Error("unknown coordinate_transformation_mode '" + coord + "'");
+  const double scale = c.op.attrs.GetFloat("spatial_scale", 1.0);
+  const int64_t ratio = c.op.attrs.GetInt("sampling_ratio", 0);
+  HX_ASSIGN_OR_RETURN(std::vector<int64_t> batch, IntsOf(c, 2));
+  const int64_t C = x[1], H = x[2], W = x[3], R = y[0], OH = y[2], OW = y[3];
+  const double off = coord == "half_pixel" ? 0.5 : 0.0;
+  for (int64_t r = 0; r < R; ++r) {
+    auto roi = [&](int64_t k) { return Load(c.in[1], r * 4 + k) * scale - off; };
+    const double x0 = roi(0), y0 = roi(1);
+    double rw = roi(2) - x0, rh = roi(3) - y0;
+    if (off == 0.0) rw = std::max(rw, 1.0), rh = std::max(rh, 1.0);
+    const double bh = rh / static_cast<double>(OH), bw = rw / static_cast<double>(OW);
+    const int64_t gh =
+        ratio > 0 ? ratio : static_cast<int64_t>(std::ceil(rh / static_cast<double>(OH)));
+    const int64_t gw =
+        ratio > 0 ? ratio : static_cast<int64_t>(std::ceil(rw / static_cast<double>(OW)));
+    const double count = static_cast<double>(std::max<int64_t>(gh * gw, 1));
+    const int64_t b = batch[static_cast<size_t>(r)];
+    if (b < 0 || b >= x[0]) return c.Error("batch index out of range");
+    for (int64_t ch = 0; ch < C; ++ch)
+      for (int64_t ph = 0; ph < OH; ++ph)
+        for (int64_t pw = 0; pw < OW; ++pw) {
+          double acc = 0.0, mx = -std::numeric_limits<double>::infinity();
+          for (int64_t iy = 0; iy < gh; ++iy)
+            for (int64_t ix = 0; ix < gw; ++ix) {
+              const double sy = y0 + static_cast<double>(ph) * bh +
+                                (static_cast<double>(iy) + 0.5) * bh / static_cast<double>(gh);
+              const double sx = x0 + static_cast<double>(pw) * bw +
+                                (static_cast<double>(ix) + 0.5) * bw / static_cast<double>(gw);
+              const RoiSample s = Bilinear(c.in[0], (b * C + ch) * H * W, H, W, sy, sx);
+              acc += s.value, mx = std::max(mx, s.max);
+            }
+          Store(c.out[0], ((r * C + ch) * OH + ph) * OW + pw, mode == "avg" ? acc / count : mx);
+        }
+  }
+  return Status::Ok();
+}
+
 // ---- GridSample (4-D), following PyTorch's grid_sampler, which ONNX's tests come from.
 
 struct GridSpec {
@@ -508,6 +582,7 @@ void AddSpatialKernels(KernelMap* map) {
   (*map)["ConvTranspose"] = ConvTransposeKernel;
   (*map)["Resize"] = ResizeKernel;
   (*map)["GridSample"] = GridSampleKernel;
+  (*map)["RoiAlign"] = RoiAlignKernel;
   (*map)["ConvInteger"] = ConvIntegerKernel;
   (*map)["QLinearConv"] = QLinearConvKernel;
   for (const char* name : {"MaxPool", "AveragePool"}) {
