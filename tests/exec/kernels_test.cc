@@ -268,6 +268,19 @@ TEST(KernelTest, VariadicMaxMinReadEveryInput) {
   EXPECT_EQ(m.Run("Min", {3}), (std::vector<float>{1, 0, 2}));
 }
 
+// N-D convolution (plain loops) on a depth-1 volume equals the 2-D BLAS convolution.
+TEST(KernelTest, Conv3dOfDepthOneMatchesConv2d) {
+  OneOp two;
+  two.In("x", {1, 1, 3, 3}, Iota(9));
+  two.In("w", {1, 1, 2, 2}, {1, -1, 2, 0.5f});
+  const std::vector<float> expect = two.Run("Conv", {1, 1, 2, 2});
+  OneOp three;
+  three.In("x", {1, 1, 1, 3, 3}, Iota(9));
+  three.In("w", {1, 1, 1, 2, 2}, {1, -1, 2, 0.5f});
+  EXPECT_EQ(three.Run("Conv", {1, 1, 1, 2, 2}), expect);
+  EXPECT_EQ(expect.size(), 4u);
+}
+
 // MaxPool writes its Indices (flat NCHW positions of each maximum).
 TEST(KernelTest, MaxPoolWritesIndices) {
   OneOp o;

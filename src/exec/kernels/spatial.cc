@@ -584,6 +584,13 @@ void AddSpatialKernels(KernelMap* map) {
   (*map)["GridSample"] = GridSampleKernel;
   (*map)["RoiAlign"] = RoiAlignKernel;
   (*map)["ConvInteger"] = ConvIntegerKernel;
+  Kernel fast_conv = (*map)["Conv"];  // kernels.cc's fp32 1-D/2-D im2col + BLAS
+  (*map)["Conv"] = [fast_conv](const Ctx& c) {
+    const size_t rank = c.in[0].shape->size();
+    const bool plain = c.in[0].dtype == DType::kF32 && (rank == 3 || rank == 4);
+    if (plain && fast_conv) return fast_conv(c);
+    return ConvNd(c, {0, 1, 2, SIZE_MAX, SIZE_MAX}, [](double v) { return v; });
+  };
   (*map)["QLinearConv"] = QLinearConvKernel;
   for (const char* name : {"MaxPool", "AveragePool"}) {
     const bool max = std::string(name) == "MaxPool";
