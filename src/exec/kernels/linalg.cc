@@ -230,6 +230,39 @@ Status StftKernel(const Ctx& c) {
   return Status::Ok();
 }
 
+// MelWeightMatrix (opset 17), as ONNX's reference builds it: triangular filters between mel-spaced
+// bin edges, [dft_length / 2 + 1, num_mel_bins].
+Status MelWeightMatrixKernel(const Ctx& c) {
+  for (size_t i = 0; i < 5; ++i)
+    if (!c.Has(i)) return c.Error("needs all five inputs");
+  const int64_t mels = static_cast<int64_t>(Load(c.in[0], 0));
+  const int64_t dft = static_cast<int64_t>(Load(c.in[1], 0));
+  const double rate = Load(c.in[2], 0), lo = Load(c.in[3], 0), hi = Load(c.in[4], 0);
+  const int64_t bins = dft / 2 + 1;
+  if (mels < 1 || c.out[0].NumElements() != bins * mels)
+    return c.Error("output size does not match");
+  const double lo_mel = 2595 * std::log10(1 + lo / 700), hi_mel = 2595 * std::log10(1 + hi / 700);
+  const double step = (hi_mel - lo_mel) / static_cast<double>(mels + 2);
+  std::vector<int64_t> edge(static_cast<size_t>(mels + 2));
+  for (int64_t i = 0; i < mels + 2; ++i) {
+    const double hz = 700 * (std::pow(10.0, (static_cast<double>(i) * step + lo_mel) / 2595) - 1);
+    edge[static_cast<size_t>(i)] =
+        static_cast<int64_t>(std::floor(static_cast<double>(dft + 1) * hz / rate));
+  }
+  for (int64_t i = 0; i < bins * mels; ++i) Store(c.out[0], i, 0.0);
+  for (int64_t m = 0; m < mels; ++m) {
+    const int64_t l = edge[static_cast<size_t>(m)], ctr = edge[static_cast<size_t>(m + 1)],
+                  r = edge[static_cast<size_t>(m + 2)];
+    if (l < 0 || r >= bins || l > ctr || ctr > r) return c.Error("filter edges out of range");
+    if (ctr == l) Store(c.out[0], ctr * mels + m, 1.0);
+    for (int64_t j = l; j <= ctr && ctr > l; ++j)
+      Store(c.out[0], j * mels + m, static_cast<double>(j - l) / static_cast<double>(ctr - l));
+    for (int64_t j = ctr; j < r; ++j)
+      Store(c.out[0], j * mels + m, static_cast<double>(r - j) / static_cast<double>(r - ctr));
+  }
+  return Status::Ok();
+}
+
 // ---- TfIdfVectorizer over integer input (as ONNX Runtime counts: unigrams once per position,
 // longer n-grams once per skip distance).
 
@@ -423,6 +456,7 @@ void AddLinalgKernels(KernelMap* map) {
   m["Unique"] = UniqueKernel;
   m["DFT"] = DftKernel;
   m["STFT"] = StftKernel;
+  m["MelWeightMatrix"] = MelWeightMatrixKernel;
   m["TfIdfVectorizer"] = TfIdfKernel;
 }
 
