@@ -9,92 +9,142 @@
 #include <limits>
 #include <map>
 
+#include "exec/kernel_context.h"
+
 namespace hx::exec {
+namespace internal {
+
+float HalfToFloat(uint16_t h) {
+  const int exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+  const float sign = (h & 0x8000) != 0 ? -1.0f : 1.0f;
+  if (exp == 0) return sign * std::ldexp(static_cast<float>(mant), -24);
+  if (exp == 31)
+    return mant != 0 ? std::numeric_limits<float>::quiet_NaN()
+                     : sign * std::numeric_limits<float>::infinity();
+  return sign * std::ldexp(static_cast<float>(mant | 0x400), exp - 25);
+}
+
+uint16_t FloatToHalf(float f) {  // round to nearest even
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  const uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000);
+  const uint32_t ax = x & 0x7fffffffu;
+  if (ax >= 0x7f800000u) return sign | (ax > 0x7f800000u ? 0x7e00 : 0x7c00);
+  if (ax >= 0x477ff000u) return sign | 0x7c00;   // rounds above the largest half
+  if (ax < 0x38800000u) {                        // subnormal half (or zero)
+    const float v = std::fabs(f) * 16777216.0f;  // units of 2^-24
+    return sign | static_cast<uint16_t>(std::nearbyint(v));
+  }
+  uint32_t m = ax + 0xfffu + ((ax >> 13) & 1u) - (112u << 23);
+  return sign | static_cast<uint16_t>(m >> 13);
+}
+
+// double -> int64 without undefined behaviour (NaN is 0, out-of-range values saturate); narrower
+// integer types then wrap modulo 2^n, as numpy's integer arithmetic does.
+int64_t ToInt64(double v) {
+  if (std::isnan(v)) return 0;
+  if (v >= 9.2233720368547758e18) return std::numeric_limits<int64_t>::max();
+  if (v <= -9.2233720368547758e18) return std::numeric_limits<int64_t>::min();
+  return static_cast<int64_t>(v);
+}
+
+template <typename T>
+double LoadAs(const void* p, int64_t i) {
+  return static_cast<double>(static_cast<const T*>(p)[i]);
+}
+StatusOr<double> LoadElement(DType dt, const void* p, int64_t i) {
+  switch (dt) {
+    case DType::kF32:
+      return LoadAs<float>(p, i);
+    case DType::kF64:
+      return LoadAs<double>(p, i);
+    case DType::kI64:
+      return LoadAs<int64_t>(p, i);
+    case DType::kI32:
+      return LoadAs<int32_t>(p, i);
+    case DType::kI16:
+      return LoadAs<int16_t>(p, i);
+    case DType::kI8:
+      return LoadAs<int8_t>(p, i);
+    case DType::kU8:
+    case DType::kBool:
+      return LoadAs<uint8_t>(p, i);
+    case DType::kF16:
+      return HalfToFloat(static_cast<const uint16_t*>(p)[i]);
+    case DType::kBF16: {
+      const uint32_t bits = static_cast<uint32_t>(static_cast<const uint16_t*>(p)[i]) << 16;
+      float f;
+      std::memcpy(&f, &bits, 4);
+      return f;
+    }
+    default:
+      return Unimplemented(std::string("dtype ") + graph::DTypeName(dt));
+  }
+}
+Status StoreElement(DType dt, void* p, int64_t i, double v) {
+  switch (dt) {
+    case DType::kF32:
+      static_cast<float*>(p)[i] = static_cast<float>(v);
+      break;
+    case DType::kF64:
+      static_cast<double*>(p)[i] = v;
+      break;
+    case DType::kI64:
+      static_cast<int64_t*>(p)[i] = static_cast<int64_t>(ToInt64(v));
+      break;
+    case DType::kI32:
+      static_cast<int32_t*>(p)[i] = static_cast<int32_t>(ToInt64(v));
+      break;
+    case DType::kI16:
+      static_cast<int16_t*>(p)[i] = static_cast<int16_t>(ToInt64(v));
+      break;
+    case DType::kI8:
+      static_cast<int8_t*>(p)[i] = static_cast<int8_t>(ToInt64(v));
+      break;
+    case DType::kU8:
+      static_cast<uint8_t*>(p)[i] = static_cast<uint8_t>(ToInt64(v));
+      break;
+    case DType::kBool:
+      static_cast<uint8_t*>(p)[i] = v != 0.0;
+      break;
+    case DType::kF16:
+      static_cast<uint16_t*>(p)[i] = FloatToHalf(static_cast<float>(v));
+      break;
+    case DType::kBF16: {  // the upper half of the fp32 bits (truncation, as ONNX's tests expect)
+      const float f = static_cast<float>(v);
+      uint32_t bits;
+      std::memcpy(&bits, &f, 4);
+      static_cast<uint16_t*>(p)[i] = static_cast<uint16_t>(bits >> 16);
+      break;
+    }
+    default:
+      return Unimplemented(std::string("dtype ") + graph::DTypeName(dt));
+  }
+  return Status::Ok();
+}
+
+StatusOr<std::vector<int64_t>> IntsOf(const Ctx& c, size_t i) {
+  std::vector<int64_t> v;
+  if (!c.Has(i)) return v;
+  const int64_t n = c.in[i].NumElements();
+  for (int64_t k = 0; k < n; ++k) {
+    if (c.in[i].dtype == DType::kI64)
+      v.push_back(c.in[i].as<int64_t>()[k]);
+    else if (c.in[i].dtype == DType::kI32)
+      v.push_back(c.in[i].as<int32_t>()[k]);
+    else
+      return c.Error("input " + std::to_string(i) + " must be int64 or int32");
+  }
+  return v;
+}
+
+}  // namespace internal
+
 namespace {
 
 using graph::DType;
 using graph::Shape;
-
-struct Ctx {
-  const graph::Node& op;
-  const std::vector<TensorRef>& in;
-  const std::vector<TensorRef>& out;
-  const KernelOptions& options;
-
-  bool Has(size_t i) const { return i < in.size() && in[i].data != nullptr; }
-  bool HasOut(size_t i) const { return i < out.size() && out[i].data != nullptr; }
-  Status Error(const std::string& what) const {
-    return InvalidArgument(op.op_type + " '" + op.name + "': " + what);
-  }
-  Status NeedF32(size_t i) const {
-    if (!Has(i)) return Error("input " + std::to_string(i) + " is missing");
-    if (in[i].dtype != DType::kF32)
-      return Error(std::string("input ") + std::to_string(i) + " is " +
-                   graph::DTypeName(in[i].dtype) + "; the CPU kernel supports fp32 only");
-    return Status::Ok();
-  }
-};
-
-using Kernel = std::function<Status(const Ctx&)>;
-
-int64_t NormAxis(int64_t axis, size_t rank) {
-  return axis < 0 ? axis + static_cast<int64_t>(rank) : axis;
-}
-
-// Strides of `shape` aligned to the right of a rank-`rank` output, 0 on broadcast dims.
-std::vector<int64_t> BroadcastStrides(const Shape& shape, const Shape& out) {
-  std::vector<int64_t> strides(out.size(), 0);
-  int64_t stride = 1;
-  for (size_t k = 0; k < shape.size(); ++k) {
-    size_t i = shape.size() - 1 - k;
-    size_t o = out.size() - 1 - k;
-    strides[o] = shape[i] == 1 ? 0 : stride;
-    stride *= shape[i];
-  }
-  return strides;
-}
-
-bool Broadcastable(const Shape& in, const Shape& out) {
-  if (in.size() > out.size()) return false;
-  for (size_t k = 0; k < in.size(); ++k) {
-    int64_t a = in[in.size() - 1 - k], b = out[out.size() - 1 - k];
-    if (a != b && a != 1) return false;
-  }
-  return true;
-}
-
-// Calls f(out_index, offset_0, offset_1, ...) for every output element with the input offsets
-// under numpy broadcasting.
-template <size_t N, typename F>
-void ForEachBroadcast(const Shape& out, const std::array<const Shape*, N>& ins, F&& f) {
-  const int64_t n = graph::NumElements(out);
-  std::array<std::vector<int64_t>, N> strides;
-  bool all_same = true;
-  for (size_t k = 0; k < N; ++k) {
-    strides[k] = BroadcastStrides(*ins[k], out);
-    if (*ins[k] != out) all_same = false;
-  }
-  std::array<int64_t, N> off{};
-  if (all_same) {
-    for (int64_t i = 0; i < n; ++i) {
-      off.fill(i);
-      f(i, off);
-    }
-    return;
-  }
-  const size_t rank = out.size();
-  std::vector<int64_t> idx(rank, 0);
-  for (int64_t i = 0; i < n; ++i) {
-    f(i, off);
-    for (size_t d = rank; d-- > 0;) {
-      ++idx[d];
-      for (size_t k = 0; k < N; ++k) off[k] += strides[k][d];
-      if (idx[d] < out[d]) break;
-      for (size_t k = 0; k < N; ++k) off[k] -= strides[k][d] * out[d];
-      idx[d] = 0;
-    }
-  }
-}
+using namespace internal;  // NOLINT: the kernels' shared helpers
 
 // ---- Elementwise.
 
@@ -210,63 +260,6 @@ Status SumKernel(const Ctx& c) {  // variadic, broadcasting
 
 // ---- Conversions and constants.
 
-template <typename T>
-double LoadAs(const void* p, int64_t i) {
-  return static_cast<double>(static_cast<const T*>(p)[i]);
-}
-StatusOr<double> LoadElement(DType dt, const void* p, int64_t i) {
-  switch (dt) {
-    case DType::kF32:
-      return LoadAs<float>(p, i);
-    case DType::kF64:
-      return LoadAs<double>(p, i);
-    case DType::kI64:
-      return LoadAs<int64_t>(p, i);
-    case DType::kI32:
-      return LoadAs<int32_t>(p, i);
-    case DType::kI16:
-      return LoadAs<int16_t>(p, i);
-    case DType::kI8:
-      return LoadAs<int8_t>(p, i);
-    case DType::kU8:
-    case DType::kBool:
-      return LoadAs<uint8_t>(p, i);
-    default:
-      return Unimplemented(std::string("dtype ") + graph::DTypeName(dt));
-  }
-}
-Status StoreElement(DType dt, void* p, int64_t i, double v) {
-  switch (dt) {
-    case DType::kF32:
-      static_cast<float*>(p)[i] = static_cast<float>(v);
-      break;
-    case DType::kF64:
-      static_cast<double*>(p)[i] = v;
-      break;
-    case DType::kI64:
-      static_cast<int64_t*>(p)[i] = static_cast<int64_t>(v);
-      break;
-    case DType::kI32:
-      static_cast<int32_t*>(p)[i] = static_cast<int32_t>(v);
-      break;
-    case DType::kI16:
-      static_cast<int16_t*>(p)[i] = static_cast<int16_t>(v);
-      break;
-    case DType::kI8:
-      static_cast<int8_t*>(p)[i] = static_cast<int8_t>(v);
-      break;
-    case DType::kU8:
-      static_cast<uint8_t*>(p)[i] = static_cast<uint8_t>(v);
-      break;
-    case DType::kBool:
-      static_cast<uint8_t*>(p)[i] = v != 0.0;
-      break;
-    default:
-      return Unimplemented(std::string("dtype ") + graph::DTypeName(dt));
-  }
-  return Status::Ok();
-}
-
 Status CastKernel(const Ctx& c) {
   const int64_t n = c.out[0].NumElements();
   if (c.in[0].NumElements() != n) return c.Error("input and output sizes differ");
@@ -321,6 +314,31 @@ Status CopyKernel(const Ctx& c) {  // Reshape, Flatten, Squeeze, Unsqueeze, Iden
   return Status::Ok();
 }
 
+// Inference-mode Dropout is the identity and its mask all true. Training mode (input 2) with a
+// ratio above 0 drops at random: refused, since a seeded run could not match any other runtime.
+Status DropoutKernel(const Ctx& c) {
+  bool training = false;
+  if (c.Has(2)) {
+    if (c.in[2].dtype != DType::kBool) return c.Error("training_mode must be bool");
+    training = c.in[2].as<uint8_t>()[0] != 0;
+  }
+  double ratio = c.op.attrs.GetFloat("ratio", 0.5);
+  if (c.Has(1)) {
+    auto r = LoadElement(c.in[1].dtype, c.in[1].data, 0);
+    if (!r.ok()) return c.Error("ratio: " + r.status().message());
+    ratio = *r;
+  }
+  if (training && ratio != 0.0)
+    return c.Error("training_mode=true with ratio " + std::to_string(ratio) +
+                   " (random dropout) is unsupported");
+  HX_RETURN_IF_ERROR(CopyKernel(c));
+  if (c.HasOut(1)) {
+    if (c.out[1].dtype != DType::kBool) return c.Error("mask output must be bool");
+    std::memset(c.out[1].data, 1, static_cast<size_t>(c.out[1].Bytes()));
+  }
+  return Status::Ok();
+}
+
 Status TransposeKernel(const Ctx& c) {
   const Shape& in = *c.in[0].shape;
   const size_t rank = in.size();
@@ -359,14 +377,6 @@ Status TransposeKernel(const Ctx& c) {
     }
   }
   return Status::Ok();
-}
-
-// Outer/axis/inner decomposition around `axis` of `shape`.
-void AroundAxis(const Shape& shape, int64_t axis, int64_t* outer, int64_t* inner) {
-  *outer = 1;
-  *inner = 1;
-  for (int64_t d = 0; d < axis; ++d) *outer *= shape[static_cast<size_t>(d)];
-  for (size_t d = static_cast<size_t>(axis) + 1; d < shape.size(); ++d) *inner *= shape[d];
 }
 
 Status ConcatKernel(const Ctx& c) {
@@ -411,21 +421,6 @@ Status SplitKernel(const Ctx& c) {
   }
   if (pos > in_row) return c.Error("output sizes along the axis exceed the input's");
   return Status::Ok();
-}
-
-StatusOr<std::vector<int64_t>> IntsOf(const Ctx& c, size_t i) {
-  std::vector<int64_t> v;
-  if (!c.Has(i)) return v;
-  const int64_t n = c.in[i].NumElements();
-  for (int64_t k = 0; k < n; ++k) {
-    if (c.in[i].dtype == DType::kI64)
-      v.push_back(c.in[i].as<int64_t>()[k]);
-    else if (c.in[i].dtype == DType::kI32)
-      v.push_back(c.in[i].as<int32_t>()[k]);
-    else
-      return c.Error("input " + std::to_string(i) + " must be int64 or int32");
-  }
-  return v;
 }
 
 Status SliceKernel(const Ctx& c) {
@@ -685,6 +680,38 @@ Status LpNormKernel(const Ctx& c) {
   return Status::Ok();
 }
 
+// training_mode=1: normalise with the batch's own statistics (population variance) and write the
+// updated running statistics (input * momentum + batch * (1 - momentum)) to outputs 1 and 2.
+Status BatchNormTraining(const Ctx& c, int64_t N, int64_t C, int64_t inner, double eps) {
+  const double momentum = c.op.attrs.GetFloat("momentum", 0.9);
+  const float *x = c.in[0].as<float>(), *g = c.in[1].as<float>(), *b = c.in[2].as<float>(),
+              *m = c.in[3].as<float>(), *v = c.in[4].as<float>();
+  float* y = c.out[0].as<float>();
+  const double count = static_cast<double>(N * inner);
+  for (int64_t ch = 0; ch < C; ++ch) {
+    double sum = 0.0, sq = 0.0;
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t i = 0; i < inner; ++i) sum += x[(n * C + ch) * inner + i];
+    const double mean = sum / count;
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t i = 0; i < inner; ++i) {
+        const double d = x[(n * C + ch) * inner + i] - mean;
+        sq += d * d;
+      }
+    const double var = sq / count, inv = 1.0 / std::sqrt(var + eps);
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t i = 0; i < inner; ++i) {
+        const int64_t k = (n * C + ch) * inner + i;
+        y[k] = static_cast<float>((x[k] - mean) * inv * g[ch] + b[ch]);
+      }
+    if (c.HasOut(1))
+      c.out[1].as<float>()[ch] = static_cast<float>(m[ch] * momentum + mean * (1 - momentum));
+    if (c.HasOut(2))
+      c.out[2].as<float>()[ch] = static_cast<float>(v[ch] * momentum + var * (1 - momentum));
+  }
+  return Status::Ok();
+}
+
 Status BatchNormKernel(const Ctx& c) {
   for (size_t i = 0; i < 5; ++i) HX_RETURN_IF_ERROR(c.NeedF32(i));
   const Shape& s = *c.in[0].shape;
@@ -695,6 +722,9 @@ Status BatchNormKernel(const Ctx& c) {
   for (size_t d = 2; d < s.size(); ++d) inner *= s[d];
   for (size_t i = 1; i < 5; ++i)
     if (c.in[i].NumElements() != C) return c.Error("per-channel inputs must have C elements");
+  if (c.op.attrs.GetInt("training_mode", 0) != 0) return BatchNormTraining(c, N, C, inner, eps);
+  if (c.HasOut(1) || c.HasOut(2))
+    return c.Error("running_mean/running_var outputs exist only with training_mode=1");
   const float *x = c.in[0].as<float>(), *g = c.in[1].as<float>(), *b = c.in[2].as<float>(),
               *m = c.in[3].as<float>(), *v = c.in[4].as<float>();
   float* y = c.out[0].as<float>();
@@ -826,16 +856,26 @@ struct Conv2dGeom {
 
 StatusOr<Conv2dGeom> ConvGeometry(const Ctx& c, const Shape& x, const Shape& y, int64_t kh,
                                   int64_t kw) {
-  if (x.size() != 4 || y.size() != 4) return c.Error("only 2-D (NCHW) is supported");
+  // 1-D (NCL) runs as 2-D with a height of 1.
+  const bool one_d = x.size() == 3 && y.size() == 3;
+  if (!one_d && (x.size() != 4 || y.size() != 4))
+    return c.Error("only 1-D (NCL) and 2-D (NCHW) are supported");
   const std::string auto_pad = c.op.attrs.GetString("auto_pad", "NOTSET");
-  std::vector<int64_t> strides = c.op.attrs.GetInts("strides", {1, 1});
-  std::vector<int64_t> pads = c.op.attrs.GetInts("pads", {0, 0, 0, 0});
-  std::vector<int64_t> dil = c.op.attrs.GetInts("dilations", {1, 1});
+  std::vector<int64_t> strides = c.op.attrs.GetInts("strides", one_d ? Shape{1} : Shape{1, 1});
+  std::vector<int64_t> pads = c.op.attrs.GetInts("pads", one_d ? Shape{0, 0} : Shape{0, 0, 0, 0});
+  std::vector<int64_t> dil = c.op.attrs.GetInts("dilations", one_d ? Shape{1} : Shape{1, 1});
+  if (one_d && strides.size() == 1 && pads.size() == 2 && dil.size() == 1) {
+    strides = {1, strides[0]};
+    pads = {0, pads[0], 0, pads[1]};
+    dil = {1, dil[0]};
+  }
   if (strides.size() != 2 || pads.size() != 4 || dil.size() != 2)
     return c.Error("strides, pads or dilations have the wrong length");
-  Conv2dGeom g{x[0],    x[1],       x[2],       x[3],
-               y[1],    kh,         kw,         y[2],
-               y[3],    strides[0], strides[1], pads[0],
+  const int64_t H = one_d ? 1 : x[2], W = one_d ? x[2] : x[3];
+  const int64_t OH = one_d ? 1 : y[2], OW = one_d ? y[2] : y[3];
+  Conv2dGeom g{x[0],    x[1],       H,          W,
+               y[1],    kh,         kw,         OH,
+               OW,      strides[0], strides[1], pads[0],
                pads[1], dil[0],     dil[1],     c.op.attrs.GetInt("group", 1)};
   if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
     auto same = [&](int64_t in, int64_t out, int64_t k, int64_t s, int64_t d) {
@@ -858,8 +898,9 @@ Status ConvKernel(const Ctx& c) {
   HX_RETURN_IF_ERROR(c.NeedF32(0));
   HX_RETURN_IF_ERROR(c.NeedF32(1));
   const Shape& w = *c.in[1].shape;
-  if (w.size() != 4) return c.Error("only 2-D (NCHW) is supported");
-  HX_ASSIGN_OR_RETURN(Conv2dGeom g, ConvGeometry(c, *c.in[0].shape, *c.out[0].shape, w[2], w[3]));
+  if (w.size() != 4 && w.size() != 3) return c.Error("only 1-D (NCL) and 2-D (NCHW) are supported");
+  const int64_t wkh = w.size() == 4 ? w[2] : 1, wkw = w.back();
+  HX_ASSIGN_OR_RETURN(Conv2dGeom g, ConvGeometry(c, *c.in[0].shape, *c.out[0].shape, wkh, wkw));
   const int64_t cg = g.C / g.group, mg = g.M / g.group;
   if (w[0] != g.M || w[1] != cg) return c.Error("weight shape does not match the channels");
   const float* X = c.in[0].as<float>();
@@ -924,18 +965,22 @@ Status ConvKernel(const Ctx& c) {
 Status PoolKernel(const Ctx& c, bool max) {
   HX_RETURN_IF_ERROR(c.NeedF32(0));
   std::vector<int64_t> k = c.op.attrs.GetInts("kernel_shape");
-  if (k.size() != 2) return c.Error("kernel_shape must have 2 entries (2-D pooling)");
+  if (k.size() == 1) k.insert(k.begin(), 1);
+  if (k.size() != 2) return c.Error("kernel_shape must have 1 or 2 entries (1-D or 2-D pooling)");
   HX_ASSIGN_OR_RETURN(Conv2dGeom g, ConvGeometry(c, *c.in[0].shape, *c.out[0].shape, k[0], k[1]));
   if (g.M != g.C) return c.Error("output channels differ from input channels");
   const bool count_pad = c.op.attrs.GetInt("count_include_pad", 0) != 0;
+  const bool column_major = c.op.attrs.GetInt("storage_order", 0) != 0;
   const float* X = c.in[0].as<float>();
   float* Y = c.out[0].as<float>();
+  int64_t* I = c.HasOut(1) ? c.out[1].as<int64_t>() : nullptr;  // MaxPool's Indices
+  if (I != nullptr && c.out[1].dtype != DType::kI64) return c.Error("Indices must be int64");
   for (int64_t nc = 0; nc < g.N * g.C; ++nc)
     for (int64_t oh = 0; oh < g.OH; ++oh)
       for (int64_t ow = 0; ow < g.OW; ++ow) {
         float best = -std::numeric_limits<float>::infinity();
         double sum = 0.0;
-        int64_t count = 0, padded = 0;
+        int64_t count = 0, padded = 0, arg = 0;
         for (int64_t i = 0; i < g.kh; ++i)
           for (int64_t j = 0; j < g.kw; ++j) {
             int64_t ih = oh * g.sh - g.ph + i * g.dh, iw = ow * g.sw - g.pw + j * g.dw;
@@ -943,6 +988,8 @@ Status PoolKernel(const Ctx& c, bool max) {
             ++padded;
             if (ih < 0 || ih >= g.H || iw < 0 || iw >= g.W) continue;
             float v = X[(nc * g.H + ih) * g.W + iw];
+            if (v > best || count == 0)
+              arg = column_major ? (nc * g.W + iw) * g.H + ih : (nc * g.H + ih) * g.W + iw;
             best = std::max(best, v);
             sum += v;
             ++count;
@@ -950,6 +997,7 @@ Status PoolKernel(const Ctx& c, bool max) {
         const int64_t div = count_pad ? padded : count;
         Y[(nc * g.OH + oh) * g.OW + ow] =
             max ? best : static_cast<float>(div > 0 ? sum / static_cast<double>(div) : 0.0);
+        if (I != nullptr) I[(nc * g.OH + oh) * g.OW + ow] = arg;
       }
   return Status::Ok();
 }
@@ -1020,8 +1068,8 @@ Status LstmKernel(const Ctx& c) {
   return Status::Ok();
 }
 
-const std::map<std::string, Kernel>& Kernels() {
-  static const auto* kernels = new std::map<std::string, Kernel>{
+KernelMap* BaseKernels() {
+  return new KernelMap{
       {"Relu", Unary([](float x) { return x > 0.0f ? x : 0.0f; })},
       {"Sigmoid", Unary(Sigmoid)},
       {"Tanh", Unary([](float x) { return std::tanh(x); })},
@@ -1056,7 +1104,7 @@ const std::map<std::string, Kernel>& Kernels() {
       {"Squeeze", CopyKernel},
       {"Unsqueeze", CopyKernel},
       {"Identity", CopyKernel},
-      {"Dropout", CopyKernel},
+      {"Dropout", DropoutKernel},
       {"Transpose", TransposeKernel},
       {"Concat", ConcatKernel},
       {"Split", SplitKernel},
@@ -1077,6 +1125,22 @@ const std::map<std::string, Kernel>& Kernels() {
       {"GlobalAveragePool", GlobalAveragePoolKernel},
       {"LSTM", LstmKernel},
   };
+}
+
+const KernelMap& Kernels() {
+  static const KernelMap* kernels = [] {
+    KernelMap* map = BaseKernels();
+    AddMathKernels(map);
+    AddReduceKernels(map);
+    AddTensorKernels(map);
+    AddRecurrentKernels(map);
+    AddSpatialKernels(map);
+    AddEinsumKernel(map);
+    AddLossKernels(map);
+    AddQuantKernels(map);
+    AddLinalgKernels(map);
+    return map;
+  }();
   return *kernels;
 }
 
@@ -1096,6 +1160,8 @@ Status RunCpuKernel(const graph::Node& op, const std::vector<TensorRef>& inputs,
   if (it == Kernels().end() || !(op.domain.empty() || op.domain == "ai.onnx"))
     return Unimplemented("op '" + op.name + "': no CPU kernel for op type '" +
                          (op.domain.empty() ? "" : op.domain + ".") + op.op_type + "'");
+  if (!outputs.empty() && outputs[0].shape != nullptr && outputs[0].NumElements() == 0)
+    return Status::Ok();  // an empty output: nothing to compute
   if (outputs.empty() || outputs[0].data == nullptr)
     return InvalidArgument(op.op_type + " '" + op.name + "': has no output");
   Ctx ctx{op, inputs, outputs, options};

@@ -19,6 +19,7 @@
 #include "onnx/defs/schema.h"
 #include "onnx/onnx_pb.h"
 #include "onnx/shape_inference/implementation.h"
+#include "onnx/version_converter/convert.h"
 #include "onnx_constant_folding.h"
 #include "onnx_tensor_util.h"
 #include "onnx_utf8.h"
@@ -30,6 +31,10 @@ using namespace onnx_internal;  // NOLINT: private helpers of this reader
 
 constexpr int kMinOpset = 11;
 constexpr int kMaxOpset = 17;
+// Older models (opsets 1-10, and 11-12 models whose Softmax-family ops used the 2-D coercion that
+// opset 13 dropped) are upgraded to this opset by ONNX's version converter before anything else.
+constexpr int kMinConvertedOpset = 1;
+constexpr int kConvertToOpset = 13;
 constexpr int kMaxFoldRounds = 64;
 // Floating-point initializers up to this size are also decoded for folding (scalars in shape math).
 constexpr int64_t kMaxFoldedFloatInitializer = 64;
@@ -115,8 +120,15 @@ class OnnxReader {
     HX_RETURN_IF_ERROR(Parse(bytes));
     HX_RETURN_IF_ERROR(CheckOnnxUtf8(model_, source_));
     HX_RETURN_IF_ERROR(CheckOpset());
+    NameOmittedOutputs();
     HX_RETURN_IF_ERROR(CheckNodes());
     HX_RETURN_IF_ERROR(CheckNamesAndSort());
+    if (NeedsConversion()) {  // only a model that passed the checks goes to the converter
+      HX_RETURN_IF_ERROR(ConvertOpset());
+      NameOmittedOutputs();
+      HX_RETURN_IF_ERROR(CheckNodes());
+      HX_RETURN_IF_ERROR(CheckNamesAndSort());
+    }
     HX_RETURN_IF_ERROR(LoadInitializers());
     HX_RETURN_IF_ERROR(ResolveInputs());
     AddConvKernelShapes();
@@ -160,12 +172,70 @@ class OnnxReader {
     }
     if (!found) return ParseError(source_ + ": no opset_import for the default ONNX domain");
     opset_imports_[""] = opset_;
-    if (opset_ < kMinOpset || opset_ > kMaxOpset) {
+    if (opset_ < kMinConvertedOpset || opset_ > kMaxOpset) {
       return Unimplemented(source_ + ": opset " + std::to_string(opset_) +
-                           " is not supported (hexplan reads opsets " + std::to_string(kMinOpset) +
-                           "-" + std::to_string(kMaxOpset) + ")");
+                           " is not supported (hexplan reads opsets " +
+                           std::to_string(kMinConvertedOpset) + "-" + std::to_string(kMaxOpset) +
+                           ")");
     }
     return Status::Ok();
+  }
+
+  // Opset < 11, or < 13 with a Softmax, LogSoftmax or Hardmax (before 13 they flattened the input
+  // to 2-D at `axis`; the kernels implement the opset-13 meaning).
+  bool NeedsConversion() const {
+    if (converted_) return false;
+    if (opset_ < kMinOpset) return true;
+    if (opset_ >= kConvertToOpset) return false;
+    for (const auto& node : model_.graph().node())
+      if (IsDefaultDomain(node.domain()) &&
+          (node.op_type() == "Softmax" || node.op_type() == "LogSoftmax" ||
+           node.op_type() == "Hardmax"))
+        return true;
+    return false;
+  }
+
+  Status ConvertOpset() {
+    try {
+      model_ = onnx::version_conversion::ConvertVersion(model_, kConvertToOpset);
+    } catch (const std::exception& e) {
+      return Unimplemented(source_ + ": opset " + std::to_string(opset_) +
+                           " could not be upgraded to " + std::to_string(kConvertToOpset) +
+                           " by ONNX's version converter: " + e.what());
+    }
+    converted_ = true;
+    opset_imports_.clear();
+    HX_RETURN_IF_ERROR(CheckOpset());
+    if (opset_ < kMinOpset)
+      return Unimplemented(source_ + ": ONNX's version converter left opset " +
+                           std::to_string(opset_));
+    return Status::Ok();
+  }
+
+  // An optional output left out before one that is produced (an RNN that gives only Y_h) gets a
+  // generated name, so that it is an ordinary (unread) tensor with an inferred shape.
+  void NameOmittedOutputs() {
+    std::unordered_set<std::string> names;
+    auto* graph = model_.mutable_graph();
+    for (const auto& v : graph->input()) names.insert(v.name());
+    for (const auto& t : graph->initializer()) names.insert(t.name());
+    for (const auto& node : graph->node())
+      for (const auto& out : node.output()) names.insert(out);
+    for (int i = 0; i < graph->node_size(); ++i) {
+      onnx::NodeProto* node = graph->mutable_node(i);
+      int last = node->output_size() - 1;
+      while (last >= 0 && node->output(last).empty()) --last;
+      for (int k = 0; k < last; ++k) {
+        if (!node->output(k).empty()) continue;
+        std::string base =
+            (node->name().empty() ? node->op_type() + "_" + std::to_string(i) : node->name()) +
+            "_unused_output_" + std::to_string(k);
+        std::string name = base;
+        for (int n = 1; names.count(name); ++n) name = base + "_" + std::to_string(n);
+        names.insert(name);
+        node->set_output(k, name);
+      }
+    }
   }
 
   Status CheckNodes() {
@@ -858,6 +928,7 @@ class OnnxReader {
   Logger* logger_;
   onnx::ModelProto model_;
   int opset_ = 0;
+  bool converted_ = false;  // upgraded by ONNX's version converter
   std::unordered_map<std::string, int> opset_imports_;
   std::unordered_map<std::string, Initializer> initializers_;
   std::vector<std::string> initializer_order_;

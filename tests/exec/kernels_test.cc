@@ -254,6 +254,70 @@ TEST(KernelTest, LstmOpHandComputedStep) {
   EXPECT_NEAR(y[0], sig(-0.5f) * std::tanh(c), 1e-6);
 }
 
+// Max and Min read every input (they read only two before), and other dtypes than fp32.
+TEST(KernelTest, VariadicMaxMinReadEveryInput) {
+  OneOp o;
+  o.In("a", {3}, {1, 5, 2});
+  o.In("b", {3}, {4, 0, 2});
+  o.In("c", {1}, {3});
+  EXPECT_EQ(o.Run("Max", {3}), (std::vector<float>{4, 5, 3}));
+  OneOp m;
+  m.In("a", {3}, {1, 5, 2});
+  m.In("b", {3}, {4, 0, 2});
+  m.In("c", {1}, {3});
+  EXPECT_EQ(m.Run("Min", {3}), (std::vector<float>{1, 0, 2}));
+}
+
+// N-D convolution (plain loops) on a depth-1 volume equals the 2-D BLAS convolution.
+TEST(KernelTest, Conv3dOfDepthOneMatchesConv2d) {
+  OneOp two;
+  two.In("x", {1, 1, 3, 3}, Iota(9));
+  two.In("w", {1, 1, 2, 2}, {1, -1, 2, 0.5f});
+  const std::vector<float> expect = two.Run("Conv", {1, 1, 2, 2});
+  OneOp three;
+  three.In("x", {1, 1, 1, 3, 3}, Iota(9));
+  three.In("w", {1, 1, 1, 2, 2}, {1, -1, 2, 0.5f});
+  EXPECT_EQ(three.Run("Conv", {1, 1, 1, 2, 2}), expect);
+  EXPECT_EQ(expect.size(), 4u);
+}
+
+// MaxPool writes its Indices (flat NCHW positions of each maximum).
+TEST(KernelTest, MaxPoolWritesIndices) {
+  OneOp o;
+  o.In("x", {1, 1, 2, 2}, {1, 4, 3, 2});
+  graph::Attributes at;
+  at.Set("kernel_shape", std::vector<int64_t>{2, 2});
+  NodeId op = o.g.AddOpWithOutputs(
+      "MaxPool", "op", o.ins, {{"y", DType::kF32, {1, 1, 1, 1}}, {"i", DType::kI64, {1, 1, 1, 1}}},
+      at);
+  o.g.AddOutput(o.g.node(op).outputs[0]);
+  o.g.AddOutput(o.g.node(op).outputs[1]);
+  std::vector<HostTensor> weights(o.g.num_nodes());
+  auto r = RunReference(o.g, weights, o.values, KernelOptions{});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->at(0).data<float>()[0], 4.0f);
+  EXPECT_EQ(r->at(1).data<int64_t>()[0], 1);
+}
+
+// Random dropout in training mode is refused naming the op and the attribute.
+TEST(KernelTest, TrainingDropoutIsRefused) {
+  OneOp o;
+  o.In("x", {2}, {1, 2});
+  o.In("ratio", {}, {0.5f});
+  TensorId t = o.g.node(o.g.AddInput("training", DType::kBool, {})).outputs[0];
+  HostTensor on(DType::kBool, {});
+  on.bytes[0] = 1;
+  o.values["training"] = on;
+  o.ins.push_back(t);
+  NodeId op = o.g.AddOpWithOutputs("Dropout", "drop", o.ins, {{"y", DType::kF32, {2}}});
+  o.g.AddOutput(o.g.node(op).outputs[0]);
+  std::vector<HostTensor> weights(o.g.num_nodes());
+  auto r = RunReference(o.g, weights, o.values, KernelOptions{});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("Dropout 'drop'"), std::string::npos);
+  EXPECT_NE(r.status().message().find("training_mode"), std::string::npos);
+}
+
 TEST(KernelTest, UnknownOpAndBadIndexAreErrors) {
   graph::Node node;
   node.op_type = "NoSuchOp";

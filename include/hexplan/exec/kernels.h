@@ -1,8 +1,9 @@
 #pragma once
-// The CPU kernels: one function per ONNX op type, over fp32 (and integer/bool tensors for the
-// data-movement ops). Output shapes are the graph's (every tensor shape is static), so a kernel
-// only computes values. MatMul, Gemm and Conv use OpenBLAS; `naive` switches them to plain loops
-// (the reference implementation the tests compare against).
+// The CPU kernels: one function per ONNX op type. fp32 takes fast loops (and BLAS); fp64, fp16,
+// bf16, integer and bool tensors run through double (src/exec/kernels/*.cc). Output shapes are the
+// graph's (every tensor shape is static), so a kernel only computes values. MatMul, Gemm and Conv
+// use OpenBLAS; `naive` switches them to plain loops (the reference implementation the tests
+// compare against).
 
 #include <string>
 #include <vector>

@@ -32,12 +32,31 @@ struct OnnxReadOptions {
   Status Validate() const;
 };
 
-// Reads an ONNX model file (opsets 11-17). Errors name the file and the node or tensor.
+// Reads an ONNX model file (opsets 1-17; 1-10 upgraded to 13 by ONNX's version converter). Errors
+// name the file and the node or tensor.
 StatusOr<Graph> ReadOnnxFile(const std::string& path, const OnnxReadOptions& options = {},
                              Logger* logger = nullptr);
 // Same, from serialized bytes; `source_name` names the input in errors.
 StatusOr<Graph> ReadOnnxBytes(const std::string& bytes, const std::string& source_name,
                               const OnnxReadOptions& options = {}, Logger* logger = nullptr);
+
+// One serialized ONNX TensorProto (the `input_0.pb` / `output_0.pb` files of ONNX's backend node
+// tests): its name (may be empty), dtype (unsigned types map to the signed type of their width, as
+// the reader does) and dims, and its raw little-endian payload. String tensors, external data and
+// a payload that does not match the dims are errors naming `source_name`.
+struct OnnxTensorValue {
+  std::string name;
+  DType dtype = DType::kF32;
+  Shape dims;
+  std::string raw;
+};
+StatusOr<OnnxTensorValue> ReadOnnxTensorBytes(const std::string& bytes,
+                                              const std::string& source_name);
+
+// The op types of a model's main graph nodes, in file order ("domain.Type" outside the default
+// domain), without checking or importing it (to label a model that does not import).
+StatusOr<std::vector<std::string>> ReadOnnxOpTypes(const std::string& bytes,
+                                                   const std::string& source_name);
 
 // Serializes the graph as an ONNX model (opset 17). Weights without data are written with their
 // dims and no payload, so zoo models open in Netron and re-import with the same shapes.
