@@ -78,12 +78,17 @@ LlmShape StageShape(const LlmShape& shape, int64_t layers, bool first) {
 StatusOr<int64_t> MaxLayers(const TpSystem& sub, const LlmShape& shape, const LlmWorkload& wl,
                             const TpOptions& options, bool first) {
   if (!options.check_memory) return shape.layers;
-  TpOptions probe = options;
+  TpOptions probe = options;  // memory only: the paper's layout, one decode step
   probe.check_memory = false;
+  probe.best_of_layouts = false;
+  LlmWorkload step = wl;
+  step.kv_batch = wl.KvSequences();
+  step.input_len = wl.input_len + wl.output_len - 1;  // the same KV cache, one decode step
+  step.output_len = 1;
   HX_ASSIGN_OR_RETURN(TpResult one,
-                      PlanTensorParallel(sub, StageShape(shape, 1, false), wl, probe));
+                      PlanTensorParallel(sub, StageShape(shape, 1, false), step, probe));
   HX_ASSIGN_OR_RETURN(TpResult two,
-                      PlanTensorParallel(sub, StageShape(shape, 2, first), wl, probe));
+                      PlanTensorParallel(sub, StageShape(shape, 2, first), step, probe));
   // Linear in the layer count: the fullest GPU's bytes per layer, plus the embedding on stage 0.
   double layer_bytes = one.memory_per_gpu_max_bytes;
   double embed = std::max(0.0, two.memory_per_gpu_max_bytes - 2 * layer_bytes);
