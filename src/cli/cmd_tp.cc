@@ -388,7 +388,9 @@ Command AddTpCommand(CLI::App& root) {
   app->add_option("--groups", args->groups, "number of groups k (0 = automatic)");
   app->add_option("--group-algo", args->group_algo,
                   "the grouping algorithm: " + tp::GroupAlgoRegistry().NameList());
-  app->add_option("--time-preset", args->time_preset, "per-step latency: paper | nccl");
+  app->add_option(
+      "--time-preset", args->time_preset,
+      "per-step latency: paper | nccl | calibrated (nccl, kernels on the cost layer's fits)");
   app->add_option("--batch", args->batch, "batch size (sequences)");
   app->add_option("--input-len", args->input_len, "prompt tokens");
   app->add_option("--output-len", args->output_len, "generated tokens");

@@ -10,6 +10,8 @@
 #include <optional>
 #include <sstream>
 
+#include "hexplan/cost/fit_op_class.h"
+
 namespace hx::tp {
 namespace {
 
@@ -23,7 +25,13 @@ std::string Bytes(double b) {
 }
 
 // ---- Compute (roofline per kernel).
-double KernelTime(double flops, double bytes, const TpGpu& gpu, const TimeParams& tp) {
+double KernelTime(double flops, double bytes, const TpGpu& gpu, const TimeParams& tp,
+                  cost::OpClass c) {
+  if (tp.calibrated && gpu.calibration != nullptr) {
+    cost::DevicePeak peak{gpu.peak_flops, gpu.memory_bandwidth};
+    return cost::ClassKernelSeconds(gpu.calibration->Fit(c), peak, flops, bytes) +
+           gpu.calibration->kernel_launch_s;
+  }
   double t = std::max(flops / (gpu.peak_flops * tp.gemm_efficiency),
                       bytes / (gpu.memory_bandwidth * tp.memory_efficiency));
   return t + tp.kernel_overhead_s + gpu.launch_overhead_s;
@@ -38,11 +46,13 @@ double LinearPartTime(const TpGpu& gpu, double w, double ln_share, double tokens
   for (const auto& l : DecoderLinears(s)) {
     double in = static_cast<double>(l.in), out = static_cast<double>(l.out);
     t += KernelTime(2.0 * tokens * in * out * w, (in * out + tokens * in + tokens * out) * b * w,
-                    gpu, tp);
+                    gpu, tp, cost::OpClass::kGemm);
   }
   double h = static_cast<double>(s.hidden);
-  t += 2 * KernelTime(0.0, 2.0 * tokens * h * b * ln_share, gpu, tp);  // 2 LayerNorms
-  t += KernelTime(0.0, 2.0 * tokens * static_cast<double>(s.ffn_hidden) * b * w, gpu, tp);  // GeLU
+  t += 2 * KernelTime(0.0, 2.0 * tokens * h * b * ln_share, gpu, tp,
+                      cost::OpClass::kNormalization);  // 2 LayerNorms
+  t += KernelTime(0.0, 2.0 * tokens * static_cast<double>(s.ffn_hidden) * b * w, gpu, tp,
+                  cost::OpClass::kElementwise);  // GeLU
   return t;
 }
 
@@ -53,11 +63,13 @@ double AttentionTime(const TpGpu& gpu, double w, double batch, double q, double 
   double h = static_cast<double>(s.AttentionWidth()), hkv = static_cast<double>(s.KvWidth());
   double heads = static_cast<double>(s.heads);
   double scores = batch * heads * q * kv;
-  double qk = KernelTime(2.0 * batch * q * kv * h * w,
-                         (batch * q * h + batch * kv * hkv + scores) * b * w, gpu, tp);
-  double softmax = KernelTime(0.0, 2.0 * scores * b * w, gpu, tp);
-  double av = KernelTime(2.0 * batch * q * kv * h * w,
-                         (scores + batch * kv * hkv + batch * q * h) * b * w, gpu, tp);
+  double qk =
+      KernelTime(2.0 * batch * q * kv * h * w, (batch * q * h + batch * kv * hkv + scores) * b * w,
+                 gpu, tp, cost::OpClass::kGemm);
+  double softmax = KernelTime(0.0, 2.0 * scores * b * w, gpu, tp, cost::OpClass::kNormalization);
+  double av =
+      KernelTime(2.0 * batch * q * kv * h * w, (scores + batch * kv * hkv + batch * q * h) * b * w,
+                 gpu, tp, cost::OpClass::kGemm);
   return qk + softmax + av;
 }
 
@@ -504,14 +516,16 @@ StatusOr<TimeParams> TimePreset(const std::string& name) {
   TimeParams p;
   p.preset = name;
   if (name == "paper") return p;
-  if (name == "nccl") {
+  if (name == "nccl" || name == "calibrated") {
     // data/tp/NVIDIA-nccl/tuner_constants_ring_simple.csv: Ring/Simple.
     p.collective_base_s = 8.4e-6;
     p.intra_step_s = 3.4e-6;
     p.inter_step_s = 14.0e-6;
+    p.calibrated = name == "calibrated";
     return p;
   }
-  return InvalidArgument("time preset '" + name + "' is unknown; expected paper or nccl");
+  return InvalidArgument("time preset '" + name +
+                         "' is unknown; expected paper, nccl or calibrated");
 }
 
 Status TpOptions::Validate() const {
@@ -528,8 +542,9 @@ std::vector<LinearLayer> DecoderLinears(const LlmShape& s) {
           {"fc2", s.ffn_hidden, s.hidden}};
 }
 
-double KernelSeconds(double flops, double bytes, const TpGpu& gpu, const TimeParams& params) {
-  return KernelTime(flops, bytes, gpu, params);
+double KernelSeconds(double flops, double bytes, const TpGpu& gpu, const TimeParams& params,
+                     cost::OpClass op_class) {
+  return KernelTime(flops, bytes, gpu, params, op_class);
 }
 
 int AutoDdlGridRows(int n) {

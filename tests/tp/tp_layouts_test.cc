@@ -186,6 +186,30 @@ TEST(TpZooTest, Fp32IsSlowerThanFp16) {
             1.5 * Total(f16, s16, Short(), TpMethod::kMegatron));
 }
 
+TEST(TpCalibratedTest, KernelsUseTheShippedCalibrationWhereTheGpuHasOne) {
+  TpSystem sys = MakeUniformSystem({8}, A100Sxm80Spec(), "fp16");
+  ASSERT_NE(sys.nodes[0].gpus[0].calibration, nullptr);
+  LlmShape shape = Gpt3();
+  TpOptions nccl, cal;
+  nccl.method = cal.method = TpMethod::kMegatron;
+  nccl.check_memory = cal.check_memory = false;
+  nccl.time = *TimePreset("nccl");
+  cal.time = *TimePreset("calibrated");
+  auto a = PlanTensorParallel(sys, shape, Short(), nccl);
+  auto b = PlanTensorParallel(sys, shape, Short(), cal);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_NE(a->decode_compute_s, b->decode_compute_s);
+  EXPECT_EQ(a->decode_comm_s, b->decode_comm_s);  // collectives as nccl
+  // The decode floor: every GPU reads its weight share once per step.
+  double floor = shape.ParameterCount() * 2 / 8 / A100Sxm80Spec().memory_bandwidth_bytes_per_s;
+  EXPECT_GT(b->per_token_s, floor);
+  // No calibration for the GPU: the roofline, as nccl.
+  for (auto& g : sys.nodes[0].gpus) g.calibration = nullptr;
+  auto c = PlanTensorParallel(sys, shape, Short(), cal);
+  ASSERT_TRUE(c.ok());
+  EXPECT_DOUBLE_EQ(c->total_s(), a->total_s());
+}
+
 TEST(TpReportTest, FormatBytesNeverRoundsTrafficToZero) {
   EXPECT_EQ(FormatBytes(0), "0 B");
   EXPECT_EQ(FormatBytes(512), "512 B");

@@ -93,11 +93,16 @@ struct TimeParams {
   double gemm_efficiency = 0.9;
   double memory_efficiency = 0.8;
   double kernel_overhead_s = 0.0;
+  // "calibrated": kernels timed by each GPU's shipped calibration (class curves + its launch
+  // cost; the roofline above where a GPU has none), collectives as "nccl".
+  bool calibrated = false;
   Status Validate() const;
 };
 // "paper": the link latencies of the cluster (AsymGroup §VI-A: 50 ns NVLink, 200 ns network) and
 //          nothing else per step. "nccl": NCCL's Ring/Simple constants (base 8.4 us per collective,
 //          +3.4 us per NVLink step, +14 us per network step; data/tp/NVIDIA-nccl).
+//          "calibrated": "nccl" with every kernel on the cost layer's fits
+//          (TimeParams::calibrated).
 StatusOr<TimeParams> TimePreset(const std::string& name);
 
 struct TpOptions {
@@ -200,7 +205,10 @@ StatusOr<TpResult> PlanTensorParallel(const TpSystem& system, const LlmShape& sh
 
 // One kernel on one GPU under the roofline: max(FLOPs/(peak*gemm_eff), bytes/(bw*mem_eff)) +
 // kernel overhead + the GPU's launch overhead.
-double KernelSeconds(double flops, double bytes, const TpGpu& gpu, const TimeParams& params);
+// With params.calibrated and a GPU calibration: the class curve of `op_class` plus the
+// calibration's kernel launch cost instead.
+double KernelSeconds(double flops, double bytes, const TpGpu& gpu, const TimeParams& params,
+                     cost::OpClass op_class = cost::OpClass::kOther);
 
 // AutoDDL's rigid factorisation: the divisor k of n minimising (k-1) + (n/k-1); ties to smaller k.
 int AutoDdlGridRows(int n);
