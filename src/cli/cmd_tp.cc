@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "cli/command.h"
@@ -18,6 +19,7 @@
 #include "hexplan/hw/presets.h"
 #include "hexplan/tp/llm_tp.h"
 #include "hexplan/tp/pipeline.h"
+#include "hexplan/tp/serving.h"
 #include "hexplan/tp/tp_compare.h"
 #include "hexplan/tp/tp_report.h"
 #include "hexplan/tp/tp_system.h"
@@ -42,6 +44,8 @@ struct TpArgs {
   bool ignore_memory = false;
   bool paper_volume = false;
   bool compare = false;
+  double rate = 0.0;  // --rate: requests per second (0 = no serving simulation)
+  int requests = 200;
   std::string pp;  // "", "auto" or a stage count
   int micro_batches = 0;
   bool paper_groups = false;
@@ -321,6 +325,25 @@ int RunPipeline(const TpArgs& args, const tp::TpSystem& sys, const tp::LlmShape&
   return 0;
 }
 
+// --compare --rate: the serving percentiles of every method that planned.
+int PrintCompareServing(const TpArgs& args, const tp::TpSystem& sys, const tp::LlmShape& shape,
+                        const tp::LlmWorkload& wl, const tp::TpOptions& options,
+                        const tp::TpComparison& c) {
+  tp::ServingOptions so;
+  so.rate = args.rate;
+  so.requests = args.requests;
+  for (size_t i = 0; i < c.methods.size(); ++i) {
+    if (!c.results[i].ok() || c.results[i]->volume_only) continue;
+    tp::TpOptions o = options;
+    o.method = c.methods[i];
+    auto s = tp::SimulateServing(sys, shape, wl, o, so);
+    if (!s.ok()) return ReportError(s.status());
+    std::printf("  %-10s %s\n", tp::TpMethodName(c.methods[i]),
+                tp::ServingLine(*s, args.rate).c_str());
+  }
+  return 0;
+}
+
 int RunTp(TpArgs args) {
   if (!args.report.empty()) return RunReport(args);
   if (Status s = ResolveModel(&args); !s.ok()) return ReportError(s);
@@ -347,14 +370,29 @@ int RunTp(TpArgs args) {
                   args.model.c_str(), sys->name.c_str(), sys->nodes.size(), sys->NumGpus(),
                   static_cast<long long>(wl.batch), static_cast<long long>(wl.input_len),
                   static_cast<long long>(wl.output_len), tp::ComparisonTable(c).c_str());
+    if (args.rate != 0.0 && !args.json)
+      return PrintCompareServing(args, *sys, *shape, wl, *options, c);
     return 0;
   }
   auto result = tp::PlanTensorParallel(*sys, *shape, wl, *options);
   if (!result.ok()) return ReportError(result.status());
-  if (args.json)
-    std::printf("%s\n", tp::TpResultToJson(*result, *sys, *shape, wl, !args.no_plan).c_str());
-  else
+  std::optional<tp::ServingResult> serving;
+  if (args.rate != 0.0 && !result->volume_only) {
+    tp::ServingOptions so;
+    so.rate = args.rate;
+    so.requests = args.requests;
+    auto s = tp::SimulateServing(*sys, *shape, wl, *options, so);
+    if (!s.ok()) return ReportError(s.status());
+    serving = *s;
+  }
+  if (args.json) {
+    std::printf("%s\n", tp::TpResultToJson(*result, *sys, *shape, wl, !args.no_plan,
+                                           serving ? &*serving : nullptr, args.rate)
+                            .c_str());
+  } else {
     PrintResult(args, *sys, *result);
+    if (serving) std::printf("serving %s\n", tp::ServingLine(*serving, args.rate).c_str());
+  }
   return 0;
 }
 
@@ -398,6 +436,11 @@ Command AddTpCommand(CLI::App& root) {
   app->add_flag("--compare", args->compare,
                 "every method side by side: time to first token, time per output token, total, "
                 "memory, volume; the fastest marked");
+  app->add_option(
+      "--rate", args->rate,
+      "also simulate serving: Poisson arrivals of R requests/s of the workload's "
+      "lengths, continuous batching up to --batch; prints TTFT/TPOT/latency p50 and p99");
+  app->add_option("--requests", args->requests, "with --rate: requests simulated (default 200)");
   app->add_option("--pp", args->pp,
                   "pipeline stages over the nodes: auto (the fastest count) or N; each stage runs "
                   "--algo over its nodes");

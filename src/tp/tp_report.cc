@@ -116,9 +116,21 @@ void AddWorkload(nlohmann::json& j, const TpSystem& sys, const LlmShape& shape,
 }  // namespace
 
 std::string TpResultToJson(const TpResult& r, const TpSystem& sys, const LlmShape& shape,
-                           const LlmWorkload& wl, bool include_plan) {
+                           const LlmWorkload& wl, bool include_plan, const ServingResult* serving,
+                           double rate) {
   nlohmann::json j = ResultSummary(r, sys);
   AddWorkload(j, sys, shape, wl);
+  if (serving != nullptr) {
+    auto pct = [](const Percentiles& p) {
+      return nlohmann::json{{"p50", p.p50 * 1e3}, {"p99", p.p99 * 1e3}};
+    };
+    j["serving"] = {{"rate", rate},
+                    {"requests", serving->requests},
+                    {"ttft_ms", pct(serving->ttft_s)},
+                    {"tpot_ms", pct(serving->tpot_s)},
+                    {"latency_ms", pct(serving->latency_s)},
+                    {"mean_running", serving->mean_running}};
+  }
   if (include_plan && !r.volume_only) j["plan"] = PlanJson(r.plan);
   return DumpJson(j, 2);
 }
@@ -172,6 +184,18 @@ std::string PipelineToJson(const PipelineResult& r, const TpSystem& sys, const L
                    {"bubble_fraction", r.bubble_fraction}};
   j["total_ms"] = r.total_s() * 1e3;
   return DumpJson(j, 2);
+}
+
+std::string ServingLine(const ServingResult& s, double rate) {
+  char b[400];
+  std::snprintf(b, sizeof(b),
+                "at %.3g req/s (Poisson, %d requests, continuous batching, %.1f running on "
+                "average): TTFT p50 %.1f ms, p99 %.1f ms; TPOT p50 %.2f ms, p99 %.2f ms; latency "
+                "p50 %.1f ms, p99 %.1f ms",
+                rate, s.requests, s.mean_running, s.ttft_s.p50 * 1e3, s.ttft_s.p99 * 1e3,
+                s.tpot_s.p50 * 1e3, s.tpot_s.p99 * 1e3, s.latency_s.p50 * 1e3,
+                s.latency_s.p99 * 1e3);
+  return b;
 }
 
 std::string FormatBytes(double bytes) {

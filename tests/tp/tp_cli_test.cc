@@ -161,6 +161,19 @@ TEST(TpCliTest, CompareListsEveryMethodAndMarksTheWinner) {
   EXPECT_NE(text.out.find("* " + fastest), std::string::npos) << text.out;
 }
 
+TEST(TpCliTest, RateAddsServingPercentiles) {
+  auto r = testing::RunCli(
+      "tp gpt3-175b --cluster asym:S8 --batch 32 --output-len 16 --rate 4 --requests 50 --json "
+      "--no-plan");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(j.contains("serving"));
+  for (const char* k : {"ttft_ms", "tpot_ms", "latency_ms"}) {
+    EXPECT_GT(j["serving"][k]["p50"].get<double>(), 0) << k;
+    EXPECT_GE(j["serving"][k]["p99"].get<double>(), j["serving"][k]["p50"].get<double>()) << k;
+  }
+}
+
 TEST(TpReportTest, SvgChartIsWellFormed) {
   ChartSpec c;
   c.title = "a < b";
