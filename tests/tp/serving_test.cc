@@ -20,7 +20,7 @@ struct Server {
   }
 };
 
-TEST(ServingTest, AnIdleServerServesEachRequestAlone) {
+void AnIdleServerServesEachRequestAlone() {
   Server s;
   ServingOptions o;
   o.rate = 0.01;  // one request every 100 s: no request ever waits or shares a batch
@@ -39,7 +39,7 @@ TEST(ServingTest, AnIdleServerServesEachRequestAlone) {
   EXPECT_DOUBLE_EQ(r->mean_running, 1.0);
 }
 
-TEST(ServingTest, LoadBatchesRequestsAndRaisesTheTail) {
+void LoadBatchesRequestsAndRaisesTheTail() {
   Server s;
   ServingOptions low, high;
   low.rate = 0.01;
@@ -56,6 +56,11 @@ TEST(ServingTest, LoadBatchesRequestsAndRaisesTheTail) {
   ServingOptions bad;
   bad.rate = -1;
   EXPECT_FALSE(SimulateServing(s.sys, s.shape, s.wl, s.options, bad).ok());
+}
+
+TEST(ServingTest, IdleAndLoaded) {
+  AnIdleServerServesEachRequestAlone();
+  LoadBatchesRequestsAndRaisesTheTail();
 }
 
 }  // namespace

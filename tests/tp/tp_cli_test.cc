@@ -121,7 +121,7 @@ TEST(TpCliTest, ZooDecodersRunAndEncodersAndOtherDtypesAreRefused) {
   EXPECT_NE(int8.err.find("--dtype 'int8'"), std::string::npos) << int8.err;
 }
 
-TEST(TpCliTest, IdealIsOfferedAndRuns) {
+void IdealIsOfferedAndRuns() {
   // (every method plans in the library: TpMethodRegistryTest; ideal was offered and then failed)
   auto r = testing::RunCli("tp gpt3-175b --cluster asym:S8 --ignore-memory --algo ideal --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -132,7 +132,7 @@ TEST(TpCliTest, IdealIsOfferedAndRuns) {
   EXPECT_FALSE(j.contains("plan"));
 }
 
-TEST(TpCliTest, SingleNodeVolumeIsNotPrintedAsZero) {
+void SingleNodeVolumeIsNotPrintedAsZero() {
   auto r = testing::RunCli("tp gpt3-6.7b --cluster dgx-a100 --output-len 4");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out.find("0.000 GB"), std::string::npos) << r.out;
@@ -161,7 +161,7 @@ TEST(TpCliTest, CompareListsEveryMethodAndMarksTheWinner) {
   EXPECT_NE(text.out.find("* " + fastest), std::string::npos) << text.out;
 }
 
-TEST(TpCliTest, RateAddsServingPercentiles) {
+void RateAddsServingPercentiles() {
   auto r = testing::RunCli(
       "tp gpt3-175b --cluster asym:S8 --batch 32 --output-len 16 --rate 4 --requests 50 --json "
       "--no-plan");
@@ -187,6 +187,12 @@ TEST(TpReportTest, SvgChartIsWellFormed) {
   std::string bars = RenderChartSvg(c);
   EXPECT_NE(bars.find("<rect x="), std::string::npos);
   EXPECT_NE(bars.find("</svg>"), std::string::npos);
+}
+
+TEST(TpCliTest, IdealSingleNodeAndRate) {
+  IdealIsOfferedAndRuns();
+  SingleNodeVolumeIsNotPrintedAsZero();
+  RateAddsServingPercentiles();
 }
 
 }  // namespace

@@ -49,7 +49,7 @@ TEST(TpZooTest, EveryZooDecoderPlansAndCountsItsParameters) {
   EXPECT_GE(decoders, 12);
 }
 
-TEST(TpZooTest, Gpt3ThirteenBHasItsRealAttentionWidth) {
+void Gpt3ThirteenBHasItsRealAttentionWidth() {
   auto a = graph::ZooAttention("gpt3-13b");
   ASSERT_TRUE(a.has_value());
   EXPECT_EQ(a->heads, 40);
@@ -63,7 +63,7 @@ TEST(TpZooTest, Gpt3ThirteenBHasItsRealAttentionWidth) {
   EXPECT_FALSE(graph::ZooAttention("resnet50").has_value());
 }
 
-TEST(TpZooTest, GroupedQueryHeadsShrinkTheKvCacheAndTheQkvProjection) {
+void GroupedQueryHeadsShrinkTheKvCacheAndTheQkvProjection() {
   LlmShape mha;
   mha.name = "gqa";
   mha.layers = 4;
@@ -95,7 +95,7 @@ LlmShape Gpt3() {
 }
 
 // Table 1: S<x> has x two-GPU nodes and 16-x one-GPU nodes.
-TEST(TpBestOfTest, AsymGroupNeverSlowerThanItsBaselinesOnTableOne) {
+void AsymGroupNeverSlowerThanItsBaselinesOnTableOne() {
   LlmWorkload wl = Short(200);
   wl.input_len = 128;
   for (int x = 0; x <= 16; x += 2) {
@@ -110,7 +110,7 @@ TEST(TpBestOfTest, AsymGroupNeverSlowerThanItsBaselinesOnTableOne) {
 }
 
 // Random clusters: 1-12 nodes of 1-4 GPUs, two GPU kinds; every one of them.
-TEST(TpBestOfTest, AsymGroupNeverSlowerOnRandomClusters) {
+void AsymGroupNeverSlowerOnRandomClusters() {
   std::mt19937 rng(24);
   hw::DeviceSpec slow = A100Sxm80Spec();
   slow.peak_flops_fp16 /= 3;
@@ -136,7 +136,7 @@ TEST(TpBestOfTest, AsymGroupNeverSlowerOnRandomClusters) {
   }
 }
 
-TEST(TpBestOfTest, ReductionIsReportedAndPaperGroupsKeepThePaperLayout) {
+void ReductionIsReportedAndPaperGroupsKeepThePaperLayout() {
   // One node of 8 GPUs: there is no inter-node layout; the 1D ring over NVLink wins.
   TpSystem sys = MakeUniformSystem({8}, A100Sxm80Spec(), "fp16");
   LlmShape shape = Gpt3();
@@ -157,7 +157,7 @@ TEST(TpBestOfTest, ReductionIsReportedAndPaperGroupsKeepThePaperLayout) {
   EXPECT_EQ(best->comm_volume_bytes, 0.0);  // one node: nothing between nodes
 }
 
-TEST(TpCompareTest, WinnerIsTheFastestAndIdealIsAVolumeBound) {
+void WinnerIsTheFastestAndIdealIsAVolumeBound() {
   std::vector<int> gpus(16, 1);
   for (int i = 0; i < 8; ++i) gpus[i] = 2;
   TpSystem sys = MakeUniformSystem(gpus, A100Sxm80Spec(), "fp16");
@@ -177,7 +177,7 @@ TEST(TpCompareTest, WinnerIsTheFastestAndIdealIsAVolumeBound) {
   EXPECT_NE(table.find("TTFT"), std::string::npos) << table;
 }
 
-TEST(TpZooTest, Fp32IsSlowerThanFp16) {
+void Fp32IsSlowerThanFp16() {
   LlmShape s16 = ShapeFromConfig("gpt3-6.7b", *graph::ZooTransformerConfig("gpt3-6.7b"), 2);
   LlmShape s32 = ShapeFromConfig("gpt3-6.7b", *graph::ZooTransformerConfig("gpt3-6.7b"), 4);
   TpSystem f16 = MakeUniformSystem({8}, A100Sxm80Spec(), "fp16");
@@ -186,7 +186,7 @@ TEST(TpZooTest, Fp32IsSlowerThanFp16) {
             1.5 * Total(f16, s16, Short(), TpMethod::kMegatron));
 }
 
-TEST(TpCalibratedTest, KernelsUseTheShippedCalibrationWhereTheGpuHasOne) {
+void KernelsUseTheShippedCalibrationWhereTheGpuHasOne() {
   TpSystem sys = MakeUniformSystem({8}, A100Sxm80Spec(), "fp16");
   ASSERT_NE(sys.nodes[0].gpus[0].calibration, nullptr);
   LlmShape shape = Gpt3();
@@ -210,12 +210,30 @@ TEST(TpCalibratedTest, KernelsUseTheShippedCalibrationWhereTheGpuHasOne) {
   EXPECT_DOUBLE_EQ(c->total_s(), a->total_s());
 }
 
-TEST(TpReportTest, FormatBytesNeverRoundsTrafficToZero) {
+void FormatBytesNeverRoundsTrafficToZero() {
   EXPECT_EQ(FormatBytes(0), "0 B");
   EXPECT_EQ(FormatBytes(512), "512 B");
   EXPECT_EQ(FormatBytes(117e6), "117 MB");
   EXPECT_EQ(FormatBytes(1.4231e9), "1.42 GB");
   EXPECT_EQ(FormatBytes(2048), "2.05 KB");
+}
+
+TEST(TpZooTest, ShapesFollowTheRealModels) {
+  Gpt3ThirteenBHasItsRealAttentionWidth();
+  GroupedQueryHeadsShrinkTheKvCacheAndTheQkvProjection();
+  Fp32IsSlowerThanFp16();
+}
+
+TEST(TpBestOfTest, AsymGroupNeverSlowerThanItsBaselines) {
+  AsymGroupNeverSlowerThanItsBaselinesOnTableOne();
+  AsymGroupNeverSlowerOnRandomClusters();
+  ReductionIsReportedAndPaperGroupsKeepThePaperLayout();
+}
+
+TEST(TpCompareTest, CompareCalibratedAndUnits) {
+  WinnerIsTheFastestAndIdealIsAVolumeBound();
+  KernelsUseTheShippedCalibrationWhereTheGpuHasOne();
+  FormatBytesNeverRoundsTrafficToZero();
 }
 
 }  // namespace
