@@ -325,22 +325,28 @@ int RunPipeline(const TpArgs& args, const tp::TpSystem& sys, const tp::LlmShape&
   return 0;
 }
 
-// --compare --rate: the serving percentiles of every method that planned.
-int PrintCompareServing(const TpArgs& args, const tp::TpSystem& sys, const tp::LlmShape& shape,
-                        const tp::LlmWorkload& wl, const tp::TpOptions& options,
-                        const tp::TpComparison& c) {
-  tp::ServingOptions so;
-  so.rate = args.rate;
-  so.requests = args.requests;
-  for (size_t i = 0; i < c.methods.size(); ++i) {
-    if (!c.results[i].ok() || c.results[i]->volume_only) continue;
-    tp::TpOptions o = options;
-    o.method = c.methods[i];
-    auto s = tp::SimulateServing(sys, shape, wl, o, so);
-    if (!s.ok()) return ReportError(s.status());
-    std::printf("  %-10s %s\n", tp::TpMethodName(c.methods[i]),
-                tp::ServingLine(*s, args.rate).c_str());
+int RunCompare(const TpArgs& args, const tp::TpSystem& sys, const tp::LlmShape& shape,
+               const tp::LlmWorkload& wl, const tp::TpOptions& options) {
+  tp::TpComparison c = tp::CompareMethods(sys, shape, wl, options);
+  if (c.winner < 0) return ReportError(c.results[2].status());
+  if (args.rate != 0.0) {
+    tp::ServingOptions so;
+    so.rate = args.rate;
+    so.requests = args.requests;
+    if (Status s = tp::AddServing(c, sys, shape, wl, options, so); !s.ok()) return ReportError(s);
   }
+  if (args.json) {
+    std::printf("%s\n", tp::TpComparisonToJson(c, sys, shape, wl).c_str());
+    return 0;
+  }
+  std::printf("%s on %s (%zu nodes, %d GPUs), batch %lld, input %lld, output %lld:\n%s",
+              args.model.c_str(), sys.name.c_str(), sys.nodes.size(), sys.NumGpus(),
+              static_cast<long long>(wl.batch), static_cast<long long>(wl.input_len),
+              static_cast<long long>(wl.output_len), tp::ComparisonTable(c).c_str());
+  for (size_t i = 0; i < c.serving.size(); ++i)
+    if (c.serving[i])
+      std::printf("  %-10s %s\n", tp::TpMethodName(c.methods[i]),
+                  tp::ServingLine(*c.serving[i], args.rate).c_str());
   return 0;
 }
 
@@ -360,20 +366,7 @@ int RunTp(TpArgs args) {
   wl.input_len = args.input_len;
   wl.output_len = args.output_len;
   if (!args.pp.empty()) return RunPipeline(args, *sys, *shape, wl, *options);
-  if (args.compare) {
-    tp::TpComparison c = tp::CompareMethods(*sys, *shape, wl, *options);
-    if (c.winner < 0) return ReportError(c.results[2].status());
-    if (args.json)
-      std::printf("%s\n", tp::TpComparisonToJson(c, *sys, *shape, wl).c_str());
-    else
-      std::printf("%s on %s (%zu nodes, %d GPUs), batch %lld, input %lld, output %lld:\n%s",
-                  args.model.c_str(), sys->name.c_str(), sys->nodes.size(), sys->NumGpus(),
-                  static_cast<long long>(wl.batch), static_cast<long long>(wl.input_len),
-                  static_cast<long long>(wl.output_len), tp::ComparisonTable(c).c_str());
-    if (args.rate != 0.0 && !args.json)
-      return PrintCompareServing(args, *sys, *shape, wl, *options, c);
-    return 0;
-  }
+  if (args.compare) return RunCompare(args, *sys, *shape, wl, *options);
   auto result = tp::PlanTensorParallel(*sys, *shape, wl, *options);
   if (!result.ok()) return ReportError(result.status());
   std::optional<tp::ServingResult> serving;

@@ -24,6 +24,19 @@ TpComparison CompareMethods(const TpSystem& sys, const LlmShape& shape, const Ll
   return c;
 }
 
+Status AddServing(TpComparison& c, const TpSystem& sys, const LlmShape& shape,
+                  const LlmWorkload& wl, const TpOptions& options, const ServingOptions& serving) {
+  c.rate = serving.rate;
+  c.serving.assign(c.methods.size(), std::nullopt);
+  for (size_t i = 0; i < c.methods.size(); ++i) {
+    if (!c.results[i].ok() || c.results[i]->volume_only) continue;
+    TpOptions o = options;
+    o.method = c.methods[i];
+    HX_ASSIGN_OR_RETURN(c.serving[i], SimulateServing(sys, shape, wl, o, serving));
+  }
+  return Status::Ok();
+}
+
 namespace {
 
 std::string Ms(double s) {

@@ -104,6 +104,18 @@ nlohmann::json PlanJson(const TpPlan& plan) {
   return {{"bytes_unit", "per decoder layer per decode step"}, {"nodes", nodes}};
 }
 
+nlohmann::json ServingJson(const ServingResult& s, double rate) {
+  auto pct = [](const Percentiles& p) {
+    return nlohmann::json{{"p50", p.p50 * 1e3}, {"p99", p.p99 * 1e3}};
+  };
+  return {{"rate", rate},
+          {"requests", s.requests},
+          {"ttft_ms", pct(s.ttft_s)},
+          {"tpot_ms", pct(s.tpot_s)},
+          {"latency_ms", pct(s.latency_s)},
+          {"mean_running", s.mean_running}};
+}
+
 void AddWorkload(nlohmann::json& j, const TpSystem& sys, const LlmShape& shape,
                  const LlmWorkload& wl) {
   j["model"] = shape.name;
@@ -120,17 +132,7 @@ std::string TpResultToJson(const TpResult& r, const TpSystem& sys, const LlmShap
                            double rate) {
   nlohmann::json j = ResultSummary(r, sys);
   AddWorkload(j, sys, shape, wl);
-  if (serving != nullptr) {
-    auto pct = [](const Percentiles& p) {
-      return nlohmann::json{{"p50", p.p50 * 1e3}, {"p99", p.p99 * 1e3}};
-    };
-    j["serving"] = {{"rate", rate},
-                    {"requests", serving->requests},
-                    {"ttft_ms", pct(serving->ttft_s)},
-                    {"tpot_ms", pct(serving->tpot_s)},
-                    {"latency_ms", pct(serving->latency_s)},
-                    {"mean_running", serving->mean_running}};
-  }
+  if (serving != nullptr) j["serving"] = ServingJson(*serving, rate);
   if (include_plan && !r.volume_only) j["plan"] = PlanJson(r.plan);
   return DumpJson(j, 2);
 }
@@ -143,6 +145,8 @@ std::string TpComparisonToJson(const TpComparison& c, const TpSystem& sys, const
   for (size_t i = 0; i < c.methods.size(); ++i) {
     if (c.results[i].ok()) {
       methods.push_back(ResultSummary(*c.results[i], sys));
+      if (i < c.serving.size() && c.serving[i])
+        methods.back()["serving"] = ServingJson(*c.serving[i], c.rate);
     } else {
       methods.push_back(
           {{"method", TpMethodName(c.methods[i])}, {"error", c.results[i].status().message()}});

@@ -141,7 +141,8 @@ void SingleNodeVolumeIsNotPrintedAsZero() {
 
 TEST(TpCliTest, CompareListsEveryMethodAndMarksTheWinner) {
   auto r = testing::RunCli(
-      "tp gpt3-175b --cluster asym:S8 --output-len 4 --ignore-memory --compare --json");
+      "tp gpt3-175b --cluster asym:S8 --output-len 4 --ignore-memory --compare --json --rate 4 "
+      "--requests 20");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j["methods"].size(), 4u);
@@ -150,6 +151,8 @@ TEST(TpCliTest, CompareListsEveryMethodAndMarksTheWinner) {
   for (const auto& m : j["methods"]) {
     ASSERT_FALSE(m.contains("error")) << m.dump();
     if (m["volume_only"].get<bool>()) continue;
+    EXPECT_GE(m["serving"]["ttft_ms"]["p99"].get<double>(),
+              m["serving"]["ttft_ms"]["p50"].get<double>());
     EXPECT_GT(m["ttft_ms"].get<double>(), 0);
     EXPECT_GT(m["tpot_ms"].get<double>(), 0);
     if (m["total_ms"].get<double>() < best) best = m["total_ms"], fastest = m["method"];
