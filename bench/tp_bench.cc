@@ -6,6 +6,7 @@
 
 #include "hexplan/tp/grouping.h"
 #include "hexplan/tp/llm_tp.h"
+#include "hexplan/tp/pipeline.h"
 #include "hexplan/tp/tp_system.h"
 
 namespace {
@@ -47,6 +48,20 @@ void BM_PlanAsymGroup64(benchmark::State& state) { Plan(state, TpMethod::kAsymGr
 void BM_PlanMegatron64(benchmark::State& state) { Plan(state, TpMethod::kMegatron); }
 void BM_PlanAutoDdl64(benchmark::State& state) { Plan(state, TpMethod::kAutoDdl); }
 
+// `hexplan tp --pp auto` on 64 nodes (issue 24: under 1 s): every stage count 1..16, each stage
+// planned with asymgroup's search over layouts.
+void BM_PlanPipelineAuto64(benchmark::State& state) {
+  TpSystem sys = System64();
+  LlmShape shape = Gpt3();
+  LlmWorkload wl;
+  wl.batch = 64;
+  TpOptions o;
+  for (auto _ : state) {
+    auto r = PlanPipeline(sys, shape, wl, o, {});
+    benchmark::DoNotOptimize(r);
+  }
+}
+
 void BM_GroupsAutoK(benchmark::State& state) {
   std::vector<double> caps;
   for (int i = 0; i < state.range(0); ++i) caps.push_back(i % 3 == 0 ? 2.0 : 1.0);
@@ -61,6 +76,7 @@ void BM_GroupsAutoK(benchmark::State& state) {
 BENCHMARK(BM_PlanAsymGroup64)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_PlanMegatron64)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_PlanAutoDdl64)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_PlanPipelineAuto64)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_GroupsAutoK)
     ->Args({16, 0})
     ->Args({16, 1})

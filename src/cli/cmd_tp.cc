@@ -1,19 +1,26 @@
-// `hexplan tp --model M --cluster C --algo asymgroup|megatron|autoddl [--groups k] [--batch B]
-//  [--input-len L] [--output-len L] [--json]`: tensor-parallel LLM inference on a (possibly
+// `hexplan tp MODEL --cluster C --algo asymgroup|megatron|autoddl|ideal [--groups k] [--batch B]
+//  [--input-len L] [--output-len L] [--compare] [--json]` (`--model M` is an alias of MODEL):
+//  tensor-parallel LLM inference on a (possibly
 // asymmetric) cluster with AsymGroup (paper 003) or its baselines. `--report DIR` writes the
 // evaluation sweeps (Figs. 8-9) as markdown tables and SVG charts instead.
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "cli/command.h"
 #include "hexplan/core/file_util.h"
 #include "hexplan/core/format_number.h"
 #include "hexplan/core/output_files.h"
+#include "hexplan/graph/zoo_attention.h"
 #include "hexplan/hw/presets.h"
 #include "hexplan/tp/llm_tp.h"
+#include "hexplan/tp/pipeline.h"
+#include "hexplan/tp/serving.h"
+#include "hexplan/tp/tp_compare.h"
 #include "hexplan/tp/tp_report.h"
 #include "hexplan/tp/tp_system.h"
 
@@ -21,7 +28,8 @@ namespace hx::cli {
 namespace {
 
 struct TpArgs {
-  std::string model;
+  std::string model;       // MODEL (positional)
+  std::string model_flag;  // --model, its alias
   std::string cluster;
   std::string algo = "asymgroup";
   std::string group_algo = "optimized";
@@ -35,19 +43,41 @@ struct TpArgs {
   bool no_plan = false;
   bool ignore_memory = false;
   bool paper_volume = false;
+  bool compare = false;
+  double rate = 0.0;  // --rate: requests per second (0 = no serving simulation)
+  int requests = 200;
+  std::string pp;  // "", "auto" or a stage count
+  int micro_batches = 0;
+  bool paper_groups = false;
   std::string report;
 };
+
+// The dtypes the time model has FLOP rates for (hw::DeviceSpec: fp32, fp16, bf16), by the names
+// PeakFlopsFor takes ("half" -> "fp16").
+StatusOr<std::string> CanonicalDtype(const std::string& dtype) {
+  auto dt = graph::ParseDType(dtype);
+  if (dt && *dt == graph::DType::kF16) return std::string("fp16");
+  if (dt && *dt == graph::DType::kBF16) return std::string("bf16");
+  if (dt && *dt == graph::DType::kF32) return std::string("fp32");
+  return InvalidArgument("--dtype '" + dtype +
+                         "': tp models fp16, bf16 and fp32 only (the device table has no FLOP "
+                         "rate for other types and quantised kernels are not modelled)");
+}
 
 StatusOr<tp::LlmShape> LoadShape(const std::string& model, const std::string& dtype) {
   auto config = graph::ZooTransformerConfig(model);
   if (!config)
-    return NotFound("--model '" + model +
+    return NotFound("model '" + model +
                     "' is not a transformer of the zoo (`hexplan models` lists them; e.g. "
                     "gpt3-175b, mt-nlg-530b)");
-  auto dt = graph::ParseDType(dtype);
-  if (!dt)
-    return InvalidArgument("--dtype '" + dtype + "' is unknown; expected fp16, bf16 or fp32");
-  return tp::ShapeFromConfig(model, *config, graph::DTypeSize(*dt));
+  if (!config->decoder)
+    return InvalidArgument("model '" + model +
+                           "' is an encoder: it generates no tokens, and tp plans the prefill and "
+                           "decode of decoder LLMs");
+  HX_RETURN_IF_ERROR(CanonicalDtype(dtype).status());
+  auto attention = graph::ZooAttention(model);
+  return tp::ShapeFromConfig(model, *config, graph::DTypeSize(*graph::ParseDType(dtype)),
+                             attention ? &*attention : nullptr);
 }
 
 StatusOr<tp::TpOptions> MakeOptions(const TpArgs& a) {
@@ -58,6 +88,7 @@ StatusOr<tp::TpOptions> MakeOptions(const TpArgs& a) {
   HX_ASSIGN_OR_RETURN(o.time, tp::TimePreset(a.time_preset));
   o.check_memory = !a.ignore_memory;
   o.paper_volume_accounting = a.paper_volume;
+  o.best_of_layouts = !a.paper_groups;
   HX_RETURN_IF_ERROR(o.Validate());
   return o;
 }
@@ -138,13 +169,13 @@ Status WriteReport(const TpArgs& args, const std::string& dir, OutputFiles* outp
          << "| system | GPUs | fits memory | Megatron total s | AutoDDL / Megatron | AsymGroup / "
             "Megatron (k) "
             "| AsymGroup vs AutoDDL | per-token ms (Meg / Auto / Asym) | decode volume GB/token "
-            "(Meg / Auto / Asym) |\n"
-         << "|---|---:|---|---:|---:|---:|---:|---|---|\n";
+            "(Meg / Auto / Asym) | paper's AsymGroup / Megatron (k) |\n"
+         << "|---|---:|---|---:|---:|---:|---:|---|---|---:|\n";
       for (int s = 0; s <= 16; s += 2) {
         std::string name = "asym:S" + std::to_string(s);
         HX_ASSIGN_OR_RETURN(hw::Cluster cluster, hw::LoadCluster(name, &CliLogger()));
         HX_ASSIGN_OR_RETURN(tp::TpSystem sys, tp::TpSystemFromCluster(cluster, args.dtype));
-        tp::TpResult res[3];
+        tp::TpResult res[4];
         tp::TpMethod methods[3] = {tp::TpMethod::kMegatron, tp::TpMethod::kAutoDdl,
                                    tp::TpMethod::kAsymGroup};
         for (int m = 0; m < 3; ++m) {
@@ -153,19 +184,24 @@ Status WriteReport(const TpArgs& args, const std::string& dir, OutputFiles* outp
           o.groups = 0;
           HX_ASSIGN_OR_RETURN(res[m], tp::PlanTensorParallel(sys, shape, wl, o));
         }
+        tp::TpOptions paper = base;
+        paper.best_of_layouts = false;
+        HX_ASSIGN_OR_RETURN(res[3], tp::PlanTensorParallel(sys, shape, wl, paper));
         bool fits = res[0].memory_needed_bytes <= static_cast<double>(sys.MemoryBytes());
         chart.x.push_back("S" + std::to_string(s));
         s_aut.y.push_back(res[1].total_s() / res[0].total_s());
         s_asy.y.push_back(res[2].total_s() / res[0].total_s());
         md << "| S" << s << " | " << sys.NumGpus() << " | " << (fits ? "yes" : "no") << " | "
            << F(res[0].total_s(), "%.2f") << " | " << F(res[1].total_s() / res[0].total_s())
-           << " | " << F(res[2].total_s() / res[0].total_s()) << " (" << res[2].k << ") | "
-           << Pct(1 - res[2].total_s() / res[1].total_s()) << " | "
+           << " | " << F(res[2].total_s() / res[0].total_s()) << " (" << res[2].k
+           << (res[2].reduced() ? std::string(", ") + tp::TpMethodName(res[2].layout) : "")
+           << ") | " << Pct(1 - res[2].total_s() / res[1].total_s()) << " | "
            << F(res[0].per_token_s * 1e3, "%.1f") << " / " << F(res[1].per_token_s * 1e3, "%.1f")
            << " / " << F(res[2].per_token_s * 1e3, "%.1f") << " | "
            << F(res[0].comm_volume_bytes / 1e9, "%.2f") << " / "
            << F(res[1].comm_volume_bytes / 1e9, "%.2f") << " / "
-           << F(res[2].comm_volume_bytes / 1e9, "%.2f") << " |\n";
+           << F(res[2].comm_volume_bytes / 1e9, "%.2f") << " | "
+           << F(res[3].total_s() / res[0].total_s()) << " (" << res[3].k << ") |\n";
       }
       md << "\n";
       chart.series = {s_aut, s_asy};
@@ -178,17 +214,145 @@ Status WriteReport(const TpArgs& args, const std::string& dir, OutputFiles* outp
   return CommitOutputs(*outputs);
 }
 
-int RunTp(const TpArgs& args) {
-  if (!args.report.empty()) {
-    OutputFiles outputs;
-    Status s = outputs.ExpectDirectory("--report", args.report);
-    if (s.ok()) s = WriteReport(args, args.report, &outputs);
-    if (!s.ok()) return ReportError(s);
-    std::printf("wrote %s/report.md and SVG charts\n", args.report.c_str());
+void PrintResult(const TpArgs& args, const tp::TpSystem& sys, const tp::TpResult& r) {
+  std::printf("%s on %s (%zu nodes, %d GPUs) with %s: k = %d\n", args.model.c_str(),
+              sys.name.c_str(), sys.nodes.size(), sys.NumGpus(), args.algo.c_str(), r.k);
+  if (r.reduced())
+    std::printf(
+        "  reduced to %s's layout: faster than every AsymGroup grouping here (the "
+        "paper's grouping: %.1f ms total)\n",
+        tp::TpMethodName(r.layout), r.paper_asymgroup_total_s * 1e3);
+  for (size_t t = 0; t < r.grouping.groups.size(); ++t) {
+    double cap = 0;
+    std::printf("  group %zu:", t);
+    for (int n : r.grouping.groups[t]) {
+      std::printf(" %s", sys.nodes[n].name.c_str());
+      cap += sys.nodes[n].capability;
+    }
+    std::printf("  (capability %.3g)\n", cap);
+  }
+  if (r.volume_only) {
+    std::printf(
+        "comm volume per output token: %s between nodes (bottleneck node), %s in prefill\n"
+        "ideal is the eq. 1 bound with k = sqrt(N): a volume, with no plan and no times\n",
+        tp::FormatBytes(r.comm_volume_bytes).c_str(),
+        tp::FormatBytes(r.comm_volume_prefill_bytes).c_str());
+    return;
+  }
+  std::printf(
+      "comm volume per output token: %s between nodes (bottleneck node), %s over NVLink "
+      "(busiest GPU); prefill: %s between nodes, %s over NVLink\n",
+      tp::FormatBytes(r.comm_volume_bytes).c_str(),
+      tp::FormatBytes(r.comm_volume_intra_bytes).c_str(),
+      tp::FormatBytes(r.comm_volume_prefill_bytes).c_str(),
+      tp::FormatBytes(r.comm_volume_intra_prefill_bytes).c_str());
+  std::printf(
+      "latency: %.3f ms per output token; prefill %.1f ms (compute %.1f, comm %.1f); "
+      "decode %.1f ms (compute %.1f, comm %.1f); total %.1f ms\n",
+      r.per_token_s * 1e3, r.prefill_s * 1e3, r.prefill_compute_s * 1e3, r.prefill_comm_s * 1e3,
+      r.decode_s * 1e3, r.decode_compute_s * 1e3, r.decode_comm_s * 1e3, r.total_s() * 1e3);
+  std::printf("memory: %s on the fullest GPU\n",
+              tp::FormatBytes(r.memory_per_gpu_max_bytes).c_str());
+}
+
+Status ResolveModel(TpArgs* args) {
+  if (!args->model_flag.empty() && !args->model.empty() && args->model_flag != args->model)
+    return InvalidArgument("MODEL '" + args->model + "' and --model '" + args->model_flag +
+                           "' differ; give one");
+  if (args->model.empty()) args->model = args->model_flag;
+  if (args->model.empty())
+    return InvalidArgument("MODEL is required (e.g. `hexplan tp gpt3-175b`)");
+  if (args->cluster.empty()) return InvalidArgument("--cluster is required");
+  HX_ASSIGN_OR_RETURN(args->dtype, CanonicalDtype(args->dtype));
+  return Status::Ok();
+}
+
+int RunReport(const TpArgs& args) {
+  OutputFiles outputs;
+  Status s = outputs.ExpectDirectory("--report", args.report);
+  if (s.ok()) s = WriteReport(args, args.report, &outputs);
+  if (!s.ok()) return ReportError(s);
+  std::printf("wrote %s/report.md and SVG charts\n", args.report.c_str());
+  return 0;
+}
+
+StatusOr<tp::PipelineOptions> PipelineArgs(const TpArgs& args) {
+  tp::PipelineOptions o;
+  o.micro_batches = args.micro_batches;
+  if (args.pp != "auto") {
+    char* end = nullptr;
+    long v = std::strtol(args.pp.c_str(), &end, 10);
+    if (args.pp.empty() || *end != '\0' || v < 1 || v > 4096)
+      return InvalidArgument("--pp '" + args.pp +
+                             "': expected 'auto' or a stage count in [1, 4096]");
+    o.stages = static_cast<int>(v);
+  }
+  HX_RETURN_IF_ERROR(o.Validate());
+  return o;
+}
+
+void PrintPipeline(const tp::TpSystem& sys, const tp::PipelineResult& r) {
+  std::printf("%zu pipeline stages, %d micro-batches:\n", r.stages.size(), r.micro_batches);
+  for (size_t s = 0; s < r.stages.size(); ++s) {
+    const auto& st = r.stages[s];
+    std::printf("  stage %zu: layers %lld-%lld (%lld of at most %lld), nodes", s,
+                static_cast<long long>(st.layer_begin), static_cast<long long>(st.layer_end - 1),
+                static_cast<long long>(st.layer_end - st.layer_begin),
+                static_cast<long long>(st.max_layers));
+    for (int n : st.nodes) std::printf(" %s", sys.nodes[n].name.c_str());
+    std::printf(
+        " (capability %.3g), %s k = %d%s, %s on the fullest GPU\n", st.capability,
+        tp::TpMethodName(st.tp.method), st.tp.k,
+        st.tp.reduced() ? (std::string(" as ") + tp::TpMethodName(st.tp.layout)).c_str() : "",
+        tp::FormatBytes(st.tp.memory_per_gpu_max_bytes).c_str());
+  }
+  std::printf(
+      "latency: TTFT %.1f ms, TPOT %.3f ms, decode %.1f ms, total %.1f ms; decode bubbles %.1f%%\n",
+      r.prefill_s * 1e3, r.step_s * 1e3, r.decode_s * 1e3, r.total_s() * 1e3,
+      100 * r.bubble_fraction);
+}
+
+int RunPipeline(const TpArgs& args, const tp::TpSystem& sys, const tp::LlmShape& shape,
+                const tp::LlmWorkload& wl, const tp::TpOptions& options) {
+  auto pp = PipelineArgs(args);
+  if (!pp.ok()) return ReportError(pp.status());
+  auto r = tp::PlanPipeline(sys, shape, wl, options, *pp);
+  if (!r.ok()) return ReportError(r.status());
+  if (args.json)
+    std::printf("%s\n", tp::PipelineToJson(*r, sys, shape, wl).c_str());
+  else
+    PrintPipeline(sys, *r);
+  return 0;
+}
+
+int RunCompare(const TpArgs& args, const tp::TpSystem& sys, const tp::LlmShape& shape,
+               const tp::LlmWorkload& wl, const tp::TpOptions& options) {
+  tp::TpComparison c = tp::CompareMethods(sys, shape, wl, options);
+  if (c.winner < 0) return ReportError(c.results[2].status());
+  if (args.rate != 0.0) {
+    tp::ServingOptions so;
+    so.rate = args.rate;
+    so.requests = args.requests;
+    if (Status s = tp::AddServing(c, sys, shape, wl, options, so); !s.ok()) return ReportError(s);
+  }
+  if (args.json) {
+    std::printf("%s\n", tp::TpComparisonToJson(c, sys, shape, wl).c_str());
     return 0;
   }
-  if (args.model.empty()) return ReportError(InvalidArgument("--model is required"));
-  if (args.cluster.empty()) return ReportError(InvalidArgument("--cluster is required"));
+  std::printf("%s on %s (%zu nodes, %d GPUs), batch %lld, input %lld, output %lld:\n%s",
+              args.model.c_str(), sys.name.c_str(), sys.nodes.size(), sys.NumGpus(),
+              static_cast<long long>(wl.batch), static_cast<long long>(wl.input_len),
+              static_cast<long long>(wl.output_len), tp::ComparisonTable(c).c_str());
+  for (size_t i = 0; i < c.serving.size(); ++i)
+    if (c.serving[i])
+      std::printf("  %-10s %s\n", tp::TpMethodName(c.methods[i]),
+                  tp::ServingLine(*c.serving[i], args.rate).c_str());
+  return 0;
+}
+
+int RunTp(TpArgs args) {
+  if (!args.report.empty()) return RunReport(args);
+  if (Status s = ResolveModel(&args); !s.ok()) return ReportError(s);
   auto shape = LoadShape(args.model, args.dtype);
   if (!shape.ok()) return ReportError(shape.status());
   auto options = MakeOptions(args);
@@ -201,31 +365,27 @@ int RunTp(const TpArgs& args) {
   wl.batch = args.batch;
   wl.input_len = args.input_len;
   wl.output_len = args.output_len;
+  if (!args.pp.empty()) return RunPipeline(args, *sys, *shape, wl, *options);
+  if (args.compare) return RunCompare(args, *sys, *shape, wl, *options);
   auto result = tp::PlanTensorParallel(*sys, *shape, wl, *options);
   if (!result.ok()) return ReportError(result.status());
+  std::optional<tp::ServingResult> serving;
+  if (args.rate != 0.0 && !result->volume_only) {
+    tp::ServingOptions so;
+    so.rate = args.rate;
+    so.requests = args.requests;
+    auto s = tp::SimulateServing(*sys, *shape, wl, *options, so);
+    if (!s.ok()) return ReportError(s.status());
+    serving = *s;
+  }
   if (args.json) {
-    std::printf("%s\n", tp::TpResultToJson(*result, *sys, *shape, wl, !args.no_plan).c_str());
-    return 0;
+    std::printf("%s\n", tp::TpResultToJson(*result, *sys, *shape, wl, !args.no_plan,
+                                           serving ? &*serving : nullptr, args.rate)
+                            .c_str());
+  } else {
+    PrintResult(args, *sys, *result);
+    if (serving) std::printf("serving %s\n", tp::ServingLine(*serving, args.rate).c_str());
   }
-  std::printf("%s on %s (%zu nodes, %d GPUs) with %s: k = %d\n", args.model.c_str(),
-              sys->name.c_str(), sys->nodes.size(), sys->NumGpus(), args.algo.c_str(), result->k);
-  for (size_t t = 0; t < result->grouping.groups.size(); ++t) {
-    double cap = 0;
-    std::printf("  group %zu:", t);
-    for (int n : result->grouping.groups[t]) {
-      std::printf(" %s", sys->nodes[n].name.c_str());
-      cap += sys->nodes[n].capability;
-    }
-    std::printf("  (capability %.3g)\n", cap);
-  }
-  std::printf("comm volume (bottleneck node): %.3f GB per output token, %.3f GB prefill\n",
-              result->comm_volume_bytes / 1e9, result->comm_volume_prefill_bytes / 1e9);
-  std::printf(
-      "latency: %.3f ms per output token; prefill %.1f ms (compute %.1f, comm %.1f); "
-      "decode %.1f ms (compute %.1f, comm %.1f); total %.1f ms\n",
-      result->per_token_s * 1e3, result->prefill_s * 1e3, result->prefill_compute_s * 1e3,
-      result->prefill_comm_s * 1e3, result->decode_s * 1e3, result->decode_compute_s * 1e3,
-      result->decode_comm_s * 1e3, result->total_s() * 1e3);
   return 0;
 }
 
@@ -251,18 +411,36 @@ Command AddTpCommand(CLI::App& root) {
   auto* app = root.add_subcommand(
       "tp", "tensor-parallel LLM inference on asymmetric clusters (AsymGroup and baselines)");
   auto args = std::make_shared<TpArgs>();
-  app->add_option("--model", args->model, "zoo transformer (gpt3-175b, mt-nlg-530b, ...)");
+  app->add_option("MODEL", args->model, "zoo transformer (gpt3-175b, mt-nlg-530b, ...)");
+  app->add_option("--model", args->model_flag, "the same as MODEL");
   app->add_option("--cluster", args->cluster,
                   "cluster preset or file (asym:S8, asym:nodes=38, ...)");
   app->add_option("--algo", args->algo, "the method: " + tp::TpMethodRegistry().NameList());
   app->add_option("--groups", args->groups, "number of groups k (0 = automatic)");
   app->add_option("--group-algo", args->group_algo,
                   "the grouping algorithm: " + tp::GroupAlgoRegistry().NameList());
-  app->add_option("--time-preset", args->time_preset, "per-step latency: paper | nccl");
+  app->add_option(
+      "--time-preset", args->time_preset,
+      "per-step latency: paper | nccl | calibrated (nccl, kernels on the cost layer's fits)");
   app->add_option("--batch", args->batch, "batch size (sequences)");
   app->add_option("--input-len", args->input_len, "prompt tokens");
   app->add_option("--output-len", args->output_len, "generated tokens");
-  app->add_option("--dtype", args->dtype, "fp16 | bf16 | fp32");
+  app->add_option("--dtype", args->dtype, "fp16 | bf16 | fp32 (others exit 2)");
+  app->add_flag("--compare", args->compare,
+                "every method side by side: time to first token, time per output token, total, "
+                "memory, volume; the fastest marked");
+  app->add_option(
+      "--rate", args->rate,
+      "also simulate serving: Poisson arrivals of R requests/s of the workload's "
+      "lengths, continuous batching up to --batch; prints TTFT/TPOT/latency p50 and p99");
+  app->add_option("--requests", args->requests, "with --rate: requests simulated (default 200)");
+  app->add_option("--pp", args->pp,
+                  "pipeline stages over the nodes: auto (the fastest count) or N; each stage runs "
+                  "--algo over its nodes");
+  app->add_option("--micro-batches", args->micro_batches,
+                  "with --pp: micro-batches (0 = one per stage)");
+  app->add_flag("--paper-groups", args->paper_groups,
+                "asymgroup: keep the paper's grouping even where a baseline's layout is faster");
   app->add_flag("--json", args->json, "print JSON (groups, comm_volume_bytes, latency_ms, plan)");
   app->add_flag("--no-plan", args->no_plan, "omit the per-node plan from --json");
   app->add_flag("--ignore-memory", args->ignore_memory,

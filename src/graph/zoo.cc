@@ -5,6 +5,7 @@
 
 #include <functional>
 
+#include "hexplan/graph/zoo_attention.h"
 #include "zoo_builder.h"
 
 namespace hx::graph {
@@ -29,6 +30,7 @@ struct Entry {
   std::function<Graph(const std::string&, const ZooOptions&)> build;
   std::optional<TransformerConfig> transformer;
   int64_t min_image = 0;
+  int64_t head_dim = 0;  // 0: hidden / heads
 };
 
 ZooModelInfo Info(std::string name, std::string family, std::string description, double published,
@@ -62,7 +64,7 @@ Entry Gpt(std::string name, std::string family, std::string description, double 
           [spec](const std::string& n, const ZooOptions& o) {
             return zoo_internal::BuildGpt(n, spec, o);
           },
-          tc};
+          tc, 0, spec.head_dim};
   return e;
 }
 
@@ -274,6 +276,17 @@ std::optional<TransformerConfig> ZooTransformerConfig(const std::string& name) {
   const Entry* e = FindEntry(name);
   if (e == nullptr) return std::nullopt;
   return e->transformer;
+}
+
+std::optional<ZooAttentionShape> ZooAttention(const std::string& name) {
+  const Entry* e = FindEntry(name);
+  if (e == nullptr || !e->transformer) return std::nullopt;
+  const TransformerConfig& t = *e->transformer;
+  ZooAttentionShape a;
+  a.heads = t.heads;
+  a.kv_heads = t.kv_heads > 0 ? t.kv_heads : t.heads;
+  a.head_dim = e->head_dim > 0 ? e->head_dim : (t.heads > 0 ? t.hidden / t.heads : 0);
+  return a;
 }
 
 StatusOr<ZooOptions> ResolveZooOptions(const std::string& name, const ZooOptions& options) {

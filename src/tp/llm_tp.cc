@@ -5,8 +5,12 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <memory>
 #include <numeric>
+#include <optional>
 #include <sstream>
+
+#include "hexplan/cost/fit_op_class.h"
 
 namespace hx::tp {
 namespace {
@@ -21,7 +25,13 @@ std::string Bytes(double b) {
 }
 
 // ---- Compute (roofline per kernel).
-double KernelTime(double flops, double bytes, const TpGpu& gpu, const TimeParams& tp) {
+double KernelTime(double flops, double bytes, const TpGpu& gpu, const TimeParams& tp,
+                  cost::OpClass c) {
+  if (tp.calibrated && gpu.calibration != nullptr) {
+    cost::DevicePeak peak{gpu.peak_flops, gpu.memory_bandwidth};
+    return cost::ClassKernelSeconds(gpu.calibration->Fit(c), peak, flops, bytes) +
+           gpu.calibration->kernel_launch_s;
+  }
   double t = std::max(flops / (gpu.peak_flops * tp.gemm_efficiency),
                       bytes / (gpu.memory_bandwidth * tp.memory_efficiency));
   return t + tp.kernel_overhead_s + gpu.launch_overhead_s;
@@ -36,11 +46,13 @@ double LinearPartTime(const TpGpu& gpu, double w, double ln_share, double tokens
   for (const auto& l : DecoderLinears(s)) {
     double in = static_cast<double>(l.in), out = static_cast<double>(l.out);
     t += KernelTime(2.0 * tokens * in * out * w, (in * out + tokens * in + tokens * out) * b * w,
-                    gpu, tp);
+                    gpu, tp, cost::OpClass::kGemm);
   }
   double h = static_cast<double>(s.hidden);
-  t += 2 * KernelTime(0.0, 2.0 * tokens * h * b * ln_share, gpu, tp);  // 2 LayerNorms
-  t += KernelTime(0.0, 2.0 * tokens * static_cast<double>(s.ffn_hidden) * b * w, gpu, tp);  // GeLU
+  t += 2 * KernelTime(0.0, 2.0 * tokens * h * b * ln_share, gpu, tp,
+                      cost::OpClass::kNormalization);  // 2 LayerNorms
+  t += KernelTime(0.0, 2.0 * tokens * static_cast<double>(s.ffn_hidden) * b * w, gpu, tp,
+                  cost::OpClass::kElementwise);  // GeLU
   return t;
 }
 
@@ -48,13 +60,16 @@ double LinearPartTime(const TpGpu& gpu, double w, double ln_share, double tokens
 double AttentionTime(const TpGpu& gpu, double w, double batch, double q, double kv,
                      const LlmShape& s, const TimeParams& tp) {
   double b = static_cast<double>(s.bytes_per_element);
-  double h = static_cast<double>(s.hidden), heads = static_cast<double>(s.heads);
+  double h = static_cast<double>(s.AttentionWidth()), hkv = static_cast<double>(s.KvWidth());
+  double heads = static_cast<double>(s.heads);
   double scores = batch * heads * q * kv;
-  double qk = KernelTime(2.0 * batch * q * kv * h * w,
-                         (batch * q * h + batch * kv * h + scores) * b * w, gpu, tp);
-  double softmax = KernelTime(0.0, 2.0 * scores * b * w, gpu, tp);
-  double av = KernelTime(2.0 * batch * q * kv * h * w,
-                         (scores + batch * kv * h + batch * q * h) * b * w, gpu, tp);
+  double qk =
+      KernelTime(2.0 * batch * q * kv * h * w, (batch * q * h + batch * kv * hkv + scores) * b * w,
+                 gpu, tp, cost::OpClass::kGemm);
+  double softmax = KernelTime(0.0, 2.0 * scores * b * w, gpu, tp, cost::OpClass::kNormalization);
+  double av =
+      KernelTime(2.0 * batch * q * kv * h * w, (scores + batch * kv * hkv + batch * q * h) * b * w,
+                 gpu, tp, cost::OpClass::kGemm);
   return qk + softmax + av;
 }
 
@@ -427,33 +442,53 @@ Status LlmShape::Validate() const {
   if (layers <= 0 || hidden <= 0 || heads <= 0 || ffn_hidden <= 0)
     return InvalidArgument("model '" + name +
                            "': layers, hidden, heads and ffn_hidden must be > 0");
-  if (hidden % heads != 0)
+  if (head_dim < 0 || kv_heads < 0)
+    return InvalidArgument("model '" + name + "': head_dim and kv_heads must be >= 0");
+  if (head_dim == 0 && hidden % heads != 0)
     return InvalidArgument("model '" + name + "': hidden " + std::to_string(hidden) +
-                           " is not a multiple of heads " + std::to_string(heads));
+                           " is not a multiple of heads " + std::to_string(heads) +
+                           " and no head_dim is given");
+  if (kv_heads > 0 && heads % kv_heads != 0)
+    return InvalidArgument("model '" + name + "': heads " + std::to_string(heads) +
+                           " is not a multiple of kv_heads " + std::to_string(kv_heads));
   if (bytes_per_element <= 0)
     return InvalidArgument("model '" + name + "': bytes per element must be > 0");
   return Status::Ok();
 }
 
+int64_t LlmShape::HeadDim() const { return head_dim > 0 ? head_dim : hidden / heads; }
+int64_t LlmShape::AttentionWidth() const { return heads * HeadDim(); }
+int64_t LlmShape::KvWidth() const { return (kv_heads > 0 ? kv_heads : heads) * HeadDim(); }
+
 double LlmShape::ParameterCount() const {
-  double h = static_cast<double>(hidden);
-  return static_cast<double>(layers) * (4.0 * h * h + 2.0 * h * static_cast<double>(ffn_hidden)) +
-         static_cast<double>(vocab) * h;
+  double per_layer = 0.0;
+  for (const auto& l : DecoderLinears(*this))
+    per_layer += static_cast<double>(l.in) * static_cast<double>(l.out);
+  return static_cast<double>(layers) * per_layer +
+         (untied_lm_head ? 2.0 : 1.0) * static_cast<double>(vocab) * static_cast<double>(hidden);
 }
 
 double LlmShape::KvBytesPerToken() const {
-  return static_cast<double>(layers) * 2.0 * static_cast<double>(hidden) *
+  return static_cast<double>(layers) * 2.0 * static_cast<double>(KvWidth()) *
          static_cast<double>(bytes_per_element);
 }
 
 LlmShape ShapeFromConfig(const std::string& name, const graph::TransformerConfig& c,
-                         int64_t bytes_per_element) {
+                         int64_t bytes_per_element, const graph::ZooAttentionShape* attention) {
   LlmShape s;
   s.name = name;
   s.layers = c.layers;
   s.hidden = c.hidden;
   s.heads = c.heads;
+  s.kv_heads = c.kv_heads > 0 && c.kv_heads != c.heads ? c.kv_heads : 0;
+  if (attention != nullptr) {
+    s.heads = attention->heads;
+    s.kv_heads = attention->kv_heads != attention->heads ? attention->kv_heads : 0;
+    s.head_dim = attention->head_dim;
+  }
   s.ffn_hidden = c.ffn_hidden > 0 ? c.ffn_hidden : 4 * c.hidden;
+  s.gated_ffn = c.swiglu;
+  s.untied_lm_head = c.swiglu;  // the zoo's SwiGLU models are LLaMA's, whose head is not tied
   s.vocab = c.vocab;
   s.bytes_per_element = bytes_per_element;
   return s;
@@ -481,14 +516,16 @@ StatusOr<TimeParams> TimePreset(const std::string& name) {
   TimeParams p;
   p.preset = name;
   if (name == "paper") return p;
-  if (name == "nccl") {
+  if (name == "nccl" || name == "calibrated") {
     // data/tp/NVIDIA-nccl/tuner_constants_ring_simple.csv: Ring/Simple.
     p.collective_base_s = 8.4e-6;
     p.intra_step_s = 3.4e-6;
     p.inter_step_s = 14.0e-6;
+    p.calibrated = name == "calibrated";
     return p;
   }
-  return InvalidArgument("time preset '" + name + "' is unknown; expected paper or nccl");
+  return InvalidArgument("time preset '" + name +
+                         "' is unknown; expected paper, nccl or calibrated");
 }
 
 Status TpOptions::Validate() const {
@@ -498,14 +535,16 @@ Status TpOptions::Validate() const {
 }
 
 std::vector<LinearLayer> DecoderLinears(const LlmShape& s) {
-  return {{"qkv", s.hidden, 3 * s.hidden},
-          {"proj", s.hidden, s.hidden},
-          {"fc1", s.hidden, s.ffn_hidden},
+  int64_t q = s.AttentionWidth(), kv = s.KvWidth();
+  return {{"qkv", s.hidden, q + 2 * kv},
+          {"proj", q, s.hidden},
+          {"fc1", s.hidden, (s.gated_ffn ? 2 : 1) * s.ffn_hidden},
           {"fc2", s.ffn_hidden, s.hidden}};
 }
 
-double KernelSeconds(double flops, double bytes, const TpGpu& gpu, const TimeParams& params) {
-  return KernelTime(flops, bytes, gpu, params);
+double KernelSeconds(double flops, double bytes, const TpGpu& gpu, const TimeParams& params,
+                     cost::OpClass op_class) {
+  return KernelTime(flops, bytes, gpu, params, op_class);
 }
 
 int AutoDdlGridRows(int n) {
@@ -542,175 +581,354 @@ StatusOr<double> CommVolumeFraction(TpMethod method, const std::vector<double>& 
   return Internal("unknown method");
 }
 
+namespace {
+
+// ---- A method's layout: per-GPU work shares and per-layer communication.
+struct Layout {
+  TpMethod method = TpMethod::kAsymGroup;
+  Grouping grouping;
+  std::vector<std::vector<double>> gpu_share;  // per node, per GPU: share of the layer's work
+  bool replicated_norm = false;                // Megatron: LayerNorm on the whole activation
+  std::function<double(double)> comm_time;     // tokens -> seconds per decoder layer
+  std::function<double(double)> inter_volume;  // tokens -> bytes per layer, bottleneck node
+  std::function<double(double)> intra_volume;  // tokens -> NVLink bytes per layer, busiest GPU
+  std::shared_ptr<Layout2D> two_d;             // the 2D methods' layout (for the plan)
+  std::vector<int> gpu_node;                   // Megatron's ring order (for the plan)
+  std::vector<double> ring_shares;
+};
+
+bool AnyMultiGpuNode(const TpSystem& sys) {
+  for (const auto& n : sys.nodes)
+    if (n.gpus.size() > 1) return true;
+  return false;
+}
+
+Layout MegatronLayout(const TpSystem& sys, const LlmShape& shape, const TimeParams& tp,
+                      double decode_tokens) {
+  Layout L;
+  L.method = TpMethod::kMegatron;
+  L.replicated_norm = true;
+  int n = static_cast<int>(sys.nodes.size()), G = sys.NumGpus();
+  auto links = MegatronRing(sys, tp, &L.gpu_node);
+  for (int i = 0; i < n; ++i)
+    L.gpu_share.push_back(std::vector<double>(sys.nodes[i].gpus.size(), 1.0 / G));
+  L.grouping.groups = {std::vector<int>(n)};
+  std::iota(L.grouping.groups[0].begin(), L.grouping.groups[0].end(), 0);
+  double act = static_cast<double>(shape.hidden * shape.bytes_per_element);  // bytes per token
+  MegatronAllReduceTime(links, decode_tokens * act, tp, &L.ring_shares);
+  L.comm_time = [links, act, tp](double tokens) {
+    return 2.0 * MegatronAllReduceTime(links, tokens * act, tp, nullptr);
+  };
+  // Two all-reduces per layer, each a reduce-scatter plus an all-gather of (G-1)/G.
+  bool inter = n > 1, intra = AnyMultiGpuNode(sys);
+  L.inter_volume = [act, G, inter](double tokens) {
+    return inter ? 4.0 * OneDCost(tokens * act, G) : 0.0;
+  };
+  L.intra_volume = [act, G, intra](double tokens) {
+    return intra ? 4.0 * OneDCost(tokens * act, G) : 0.0;
+  };
+  return L;
+}
+
+// What the busiest GPU sends over NVLink in the intra-node reduce-scatter of `act_bytes`.
+double IntraReduceScatterBytes(const TpSystem& sys, const Layout2D& L, double act_bytes) {
+  double worst = 0.0;
+  for (int t = 0; t < L.grouping.k(); ++t)
+    for (int node : L.grouping.groups[t]) {
+      if (sys.nodes[node].gpus.size() < 2) continue;
+      double partial = act_bytes * L.gsum[t] / L.total;
+      double node_share = std::accumulate(L.gpu_share[node].begin(), L.gpu_share[node].end(), 0.0);
+      for (double sh : L.gpu_share[node])
+        worst = std::max(worst, partial * (1.0 - sh / node_share));
+    }
+  return worst;
+}
+
+Layout TwoDLayout(const TpSystem& sys, const LlmShape& shape, TpMethod method,
+                  const std::vector<double>& caps, const Grouping& grouping,
+                  const TpOptions& options) {
+  Layout L;
+  L.method = method;
+  L.grouping = grouping;
+  L.two_d =
+      std::make_shared<Layout2D>(MakeLayout(sys, caps, grouping, method == TpMethod::kAsymGroup));
+  L.gpu_share = L.two_d->gpu_share;
+  auto linears = DecoderLinears(shape);
+  double b = static_cast<double>(shape.bytes_per_element);
+  const TpSystem* sp = &sys;
+  std::shared_ptr<const Layout2D> l2 = L.two_d;
+  TimeParams tp = options.time;
+  L.comm_time = [l2, sp, linears, b, tp](double tokens) {
+    double t = 0.0;
+    for (const auto& l : linears) {
+      t += AllGatherTime(*sp, *l2, tokens * l.in * b, tp);
+      t += ReduceScatterTime(*sp, *l2, tokens * l.out * b, tp);
+    }
+    return t;
+  };
+  bool paper = options.paper_volume_accounting;
+  double hidden = static_cast<double>(shape.hidden);
+  AsymCost c = EvaluateAsymCost(l2->caps, l2->grouping, 1.0);
+  L.inter_volume = [c, linears, b, paper, hidden](double tokens) {
+    double v = 0.0;
+    for (const auto& l : linears) {
+      double in = paper ? hidden : l.in, out = paper ? hidden : l.out;
+      v += c.all_gather * tokens * in * b + c.reduce_scatter * tokens * out * b;
+    }
+    return v;
+  };
+  L.intra_volume = [l2, sp, linears, b](double tokens) {
+    double v = 0.0;
+    for (const auto& l : linears) v += IntraReduceScatterBytes(*sp, *l2, tokens * l.out * b);
+    return v;
+  };
+  return L;
+}
+
+// AutoDDL's layout: equal work per node on a k x N/k grid of contiguous nodes.
+StatusOr<Layout> SymmetricLayout(const TpSystem& sys, const LlmShape& shape, int k,
+                                 const TpOptions& options) {
+  int n = static_cast<int>(sys.nodes.size());
+  if (n % k)
+    return InvalidArgument("autoddl needs --groups to divide the node count " + std::to_string(n) +
+                           ", got " + std::to_string(k));
+  return TwoDLayout(sys, shape, TpMethod::kAutoDdl, std::vector<double>(n, 1.0),
+                    Contiguous::Blocks(n, k), options);
+}
+
+// GPUs with the same figures and the same share take the same time: one of each.
+struct GpuWork {
+  const TpGpu* gpu;
+  double share;
+};
+std::vector<GpuWork> DistinctWork(const TpSystem& sys, const Layout& L) {
+  std::vector<GpuWork> out;
+  for (size_t i = 0; i < sys.nodes.size(); ++i)
+    for (size_t g = 0; g < sys.nodes[i].gpus.size(); ++g) {
+      const TpGpu& gpu = sys.nodes[i].gpus[g];
+      double w = L.gpu_share[i][g];
+      bool seen = std::any_of(out.begin(), out.end(), [&](const GpuWork& o) {
+        return o.share == w && o.gpu->peak_flops == gpu.peak_flops &&
+               o.gpu->memory_bandwidth == gpu.memory_bandwidth &&
+               o.gpu->launch_overhead_s == gpu.launch_overhead_s;
+      });
+      if (!seen) out.push_back({&gpu, w});
+    }
+  return out;
+}
+
+// Weights and KV cache split like the work; Megatron splits the KV cache by heads (1/G).
+double GpuMemoryNeed(const Layout& L, int node, size_t gpu, double weights, double kv, int G) {
+  double share = L.gpu_share[node][gpu];
+  return L.method == TpMethod::kMegatron ? weights * share + kv / G : (weights + kv) * share;
+}
+
+Status CheckGpuMemory(const TpSystem& sys, const LlmShape& shape, const Layout& L, double weights,
+                      double kv, bool check, double* worst) {
+  *worst = 0.0;
+  for (size_t i = 0; i < sys.nodes.size(); ++i)
+    for (size_t g = 0; g < sys.nodes[i].gpus.size(); ++g) {
+      double need = GpuMemoryNeed(L, static_cast<int>(i), g, weights, kv, sys.NumGpus());
+      *worst = std::max(*worst, need);
+      if (check && need > static_cast<double>(sys.nodes[i].gpus[g].memory_bytes))
+        return ResourceExhausted("model '" + shape.name + "' does not fit node '" +
+                                 sys.nodes[i].name + "' GPU '" + sys.nodes[i].gpus[g].name +
+                                 "' with " + TpMethodName(L.method) + ": its share needs " +
+                                 Bytes(need) + ", it has " +
+                                 Bytes(static_cast<double>(sys.nodes[i].gpus[g].memory_bytes)));
+    }
+  return Status::Ok();
+}
+
+// Prefill and every decode step: the slowest GPU bounds each layer (collectives synchronise).
+void TimeLayout(const TpSystem& sys, const LlmShape& shape, const LlmWorkload& wl,
+                const TimeParams& tp, const Layout& L, TpResult* res) {
+  auto work = DistinctWork(sys, L);
+  double layers = static_cast<double>(shape.layers), batch = static_cast<double>(wl.batch);
+  auto linear_part = [&](double tokens) {  // independent of the KV length: once per GPU kind
+    std::vector<double> out;
+    for (const auto& w : work)
+      out.push_back(
+          LinearPartTime(*w.gpu, w.share, L.replicated_norm ? 1.0 : w.share, tokens, shape, tp));
+    return out;
+  };
+  auto compute = [&](const std::vector<double>& lin, double q, double kv_len) {
+    double worst = 0.0;
+    for (size_t i = 0; i < work.size(); ++i)
+      worst = std::max(
+          worst, lin[i] + AttentionTime(*work[i].gpu, work[i].share, batch, q, kv_len, shape, tp));
+    return worst;
+  };
+  double prefill_tokens = batch * static_cast<double>(wl.input_len);
+  double in_len = static_cast<double>(wl.input_len);
+  res->prefill_compute_s = layers * compute(linear_part(prefill_tokens), in_len, in_len);
+  res->prefill_comm_s = layers * L.comm_time(prefill_tokens);
+  res->prefill_s = res->prefill_compute_s + res->prefill_comm_s;
+  std::vector<double> decode_linear = linear_part(batch);
+  res->decode_compute_s = 0.0;
+  for (int64_t i = 0; i < wl.output_len; ++i)
+    res->decode_compute_s +=
+        layers * compute(decode_linear, 1.0, in_len + static_cast<double>(i) + 1);
+  res->decode_comm_s = layers * L.comm_time(batch) * static_cast<double>(wl.output_len);
+  res->decode_s = res->decode_compute_s + res->decode_comm_s;
+  res->per_token_s = res->decode_s / static_cast<double>(wl.output_len);
+  res->comm_volume_bytes = layers * L.inter_volume(batch);
+  res->comm_volume_prefill_bytes = layers * L.inter_volume(prefill_tokens);
+  res->comm_volume_intra_bytes = layers * L.intra_volume(batch);
+  res->comm_volume_intra_prefill_bytes = layers * L.intra_volume(prefill_tokens);
+}
+
+// Memory and times of one layout (no plan).
+StatusOr<TpResult> EvaluateLayout(const TpSystem& sys, const LlmShape& shape, const LlmWorkload& wl,
+                                  const TpOptions& options, const Layout& L) {
+  TpResult r;
+  r.method = r.layout = L.method;
+  r.capabilities = sys.Capabilities();
+  r.grouping = L.grouping;
+  r.k = L.grouping.k();
+  double b = static_cast<double>(shape.bytes_per_element);
+  double weights = shape.ParameterCount() * b;
+  double kv = shape.KvBytesPerToken() * static_cast<double>(wl.KvSequences()) *
+              static_cast<double>(wl.input_len + wl.output_len);
+  r.memory_needed_bytes = weights + kv;
+  HX_RETURN_IF_ERROR(CheckGpuMemory(sys, shape, L, weights, kv, options.check_memory,
+                                    &r.memory_per_gpu_max_bytes));
+  TimeLayout(sys, shape, wl, options.time, L, &r);
+  return r;
+}
+
+void AttachPlan(const TpSystem& sys, const LlmShape& shape, const LlmWorkload& wl, const Layout& L,
+                TpResult* r) {
+  if (L.method == TpMethod::kMegatron)
+    r->plan = PlanMegatron(sys, shape, wl, L.gpu_node, L.ring_shares);
+  else
+    r->plan = Plan2D(sys, *L.two_d, shape, wl);
+}
+
+// Eq. 1 with k = sqrt(N): the ideal grid's volume; no plan, no times.
+TpResult IdealBound(const TpSystem& sys, const LlmShape& shape, const LlmWorkload& wl) {
+  TpResult r;
+  r.method = r.layout = TpMethod::kIdeal;
+  r.volume_only = true;
+  r.capabilities = sys.Capabilities();
+  double n = static_cast<double>(sys.nodes.size()), k = std::sqrt(n);
+  r.k = static_cast<int>(std::lround(k));
+  double b = static_cast<double>(shape.bytes_per_element);
+  auto volume = [&](double tokens) {
+    double v = 0.0;
+    for (const auto& l : DecoderLinears(shape))
+      v += tokens * b / n *
+           ((k - 1) * static_cast<double>(l.in) + (n / k - 1) * static_cast<double>(l.out));
+    return static_cast<double>(shape.layers) * v;
+  };
+  r.comm_volume_bytes = volume(static_cast<double>(wl.batch));
+  r.comm_volume_prefill_bytes = volume(static_cast<double>(wl.batch * wl.input_len));
+  r.memory_needed_bytes =
+      shape.ParameterCount() * b + shape.KvBytesPerToken() * static_cast<double>(wl.batch) *
+                                       static_cast<double>(wl.input_len + wl.output_len);
+  return r;
+}
+
+struct Scored {
+  Layout layout;
+  TpResult result;
+};
+
+// The asymgroup layouts worth timing: the paper's (eq.-5-best grouping) first, then the greedy
+// grouping of every k, the symmetric grids of every divisor k and the 1D ring (best_of_layouts).
+StatusOr<std::vector<Layout>> AsymCandidates(const TpSystem& sys, const LlmShape& shape,
+                                             const TpOptions& options, double decode_tokens) {
+  std::vector<double> caps = sys.Capabilities();
+  int n = static_cast<int>(caps.size());
+  std::vector<Layout> out;
+  if (options.groups > 0) {
+    HX_ASSIGN_OR_RETURN(GroupingResult r, FormGroups(caps, options.groups, options.grouping));
+    out.push_back(TwoDLayout(sys, shape, TpMethod::kAsymGroup, caps, r.grouping, options));
+    return out;
+  }
+  HX_ASSIGN_OR_RETURN(AutoGroupingResult best, FormGroupsAutoK(caps, options.grouping));
+  out.push_back(TwoDLayout(sys, shape, TpMethod::kAsymGroup, caps, best.best.grouping, options));
+  if (!options.best_of_layouts) return out;
+  GroupingOptions greedy = options.grouping;
+  greedy.algo = GroupAlgo::kGreedy;
+  for (int k = 1; k <= n; ++k) {
+    if (k == best.best.grouping.k()) continue;
+    HX_ASSIGN_OR_RETURN(GroupingResult r, FormGroups(caps, k, greedy));
+    out.push_back(TwoDLayout(sys, shape, TpMethod::kAsymGroup, caps, r.grouping, options));
+  }
+  for (int k = 1; k <= n; ++k)
+    if (n % k == 0) {
+      HX_ASSIGN_OR_RETURN(Layout l, SymmetricLayout(sys, shape, k, options));
+      out.push_back(std::move(l));
+    }
+  out.push_back(MegatronLayout(sys, shape, options.time, decode_tokens));
+  return out;
+}
+
+// Times every candidate and keeps the fastest that fits (ties to the earlier one).
+StatusOr<Scored> FastestLayout(const TpSystem& sys, const LlmShape& shape, const LlmWorkload& wl,
+                               const TpOptions& options, std::vector<Layout> candidates) {
+  std::optional<Scored> best;
+  Status first_error = Status::Ok();
+  double paper_total = 0.0;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    auto r = EvaluateLayout(sys, shape, wl, options, candidates[i]);
+    if (!r.ok()) {
+      if (first_error.ok()) first_error = r.status();
+      continue;
+    }
+    if (i == 0) paper_total = r->total_s();
+    if (!best || r->total_s() < best->result.total_s() * (1 - 1e-12))
+      best = Scored{std::move(candidates[i]), std::move(r).value()};
+  }
+  if (!best) return first_error;
+  best->result.method = TpMethod::kAsymGroup;
+  best->result.paper_asymgroup_total_s = paper_total;
+  return std::move(best).value();
+}
+
+}  // namespace
+
 StatusOr<TpResult> PlanTensorParallel(const TpSystem& sys, const LlmShape& shape,
                                       const LlmWorkload& wl, const TpOptions& options) {
   HX_RETURN_IF_ERROR(options.Validate());
   HX_RETURN_IF_ERROR(shape.Validate());
   HX_RETURN_IF_ERROR(wl.Validate());
   HX_RETURN_IF_ERROR(sys.Validate());
-  const TimeParams& tp = options.time;
   int n = static_cast<int>(sys.nodes.size());
-  int G = sys.NumGpus();
   if (options.groups > n)
     return InvalidArgument("--groups " + std::to_string(options.groups) +
                            " is larger than the number of nodes (" + std::to_string(n) + ") in '" +
                            sys.name + "'");
-  TpResult res;
-  res.method = options.method;
-  res.capabilities = sys.Capabilities();
-  HX_RETURN_IF_ERROR(ValidateCapabilities(res.capabilities));
-
-  // Memory: weights + KV cache for the whole generation, split like the work.
+  HX_RETURN_IF_ERROR(ValidateCapabilities(sys.Capabilities()));
+  // Memory: weights + KV cache for the whole generation must fit the cluster.
   double b = static_cast<double>(shape.bytes_per_element);
   double weights = shape.ParameterCount() * b;
-  double kv = shape.KvBytesPerToken() * static_cast<double>(wl.batch) *
+  double kv = shape.KvBytesPerToken() * static_cast<double>(wl.KvSequences()) *
               static_cast<double>(wl.input_len + wl.output_len);
-  res.memory_needed_bytes = weights + kv;
-  if (options.check_memory && res.memory_needed_bytes > static_cast<double>(sys.MemoryBytes()))
+  if (options.check_memory && weights + kv > static_cast<double>(sys.MemoryBytes()))
     return ResourceExhausted(
-        "model '" + shape.name + "' needs " + Bytes(res.memory_needed_bytes) + " (weights " +
-        Bytes(weights) + " + KV cache " + Bytes(kv) + " for batch " + std::to_string(wl.batch) +
-        " x " + std::to_string(wl.input_len + wl.output_len) + " tokens) but cluster '" + sys.name +
+        "model '" + shape.name + "' needs " + Bytes(weights + kv) + " (weights " + Bytes(weights) +
+        " + KV cache " + Bytes(kv) + " for batch " + std::to_string(wl.KvSequences()) + " x " +
+        std::to_string(wl.input_len + wl.output_len) + " tokens) but cluster '" + sys.name +
         "' has " + Bytes(static_cast<double>(sys.MemoryBytes())) + " of GPU memory");
-
-  double prefill_tokens = static_cast<double>(wl.batch * wl.input_len);
+  if (options.method == TpMethod::kIdeal) return IdealBound(sys, shape, wl);
   double decode_tokens = static_cast<double>(wl.batch);
-  double batch = static_cast<double>(wl.batch);
-  auto linears = DecoderLinears(shape);
-  double layers = static_cast<double>(shape.layers);
-
-  // Per-GPU work shares and the per-layer communication time, per method.
-  std::vector<std::vector<double>> gpu_share(n);
-  std::vector<double> ln_share(n, 0.0);     // per node
-  std::function<double(double)> comm_time;  // tokens -> seconds per layer
-  std::function<double(double)> comm_volume;
-
-  if (options.method == TpMethod::kIdeal)
-    return InvalidArgument("'ideal' is a communication-volume bound; it has no plan or latency");
-
+  Scored s;
   if (options.method == TpMethod::kMegatron) {
-    std::vector<int> gpu_node;
-    auto links = MegatronRing(sys, tp, &gpu_node);
-    for (int i = 0; i < n; ++i) {
-      gpu_share[i].assign(sys.nodes[i].gpus.size(), 1.0 / G);
-      ln_share[i] = 1.0;
-    }
-    res.grouping.groups = {std::vector<int>(n)};
-    std::iota(res.grouping.groups[0].begin(), res.grouping.groups[0].end(), 0);
-    res.k = 1;
-    std::vector<double> shares;
-    MegatronAllReduceTime(links, decode_tokens * shape.hidden * b, tp, &shares);
-    comm_time = [links, &shape, b, tp](double tokens) {
-      return 2.0 * MegatronAllReduceTime(links, tokens * shape.hidden * b, tp, nullptr);
-    };
-    comm_volume = [&shape, b, G](double tokens) {
-      return 2.0 * 2.0 * OneDCost(tokens * shape.hidden * b, G);
-    };
-    res.plan = PlanMegatron(sys, shape, wl, gpu_node, shares);
+    s.layout = MegatronLayout(sys, shape, options.time, decode_tokens);
+  } else if (options.method == TpMethod::kAutoDdl) {
+    int k = options.groups > 0 ? options.groups : AutoDdlGridRows(n);
+    HX_ASSIGN_OR_RETURN(s.layout, SymmetricLayout(sys, shape, k, options));
   } else {
-    std::vector<double> caps;
-    Grouping grouping;
-    bool by_capability = options.method == TpMethod::kAsymGroup;
-    if (by_capability) {
-      caps = res.capabilities;
-      if (options.groups > 0) {
-        HX_ASSIGN_OR_RETURN(GroupingResult r, FormGroups(caps, options.groups, options.grouping));
-        grouping = r.grouping;
-      } else {
-        HX_ASSIGN_OR_RETURN(AutoGroupingResult r, FormGroupsAutoK(caps, options.grouping));
-        grouping = r.best.grouping;
-      }
-    } else {
-      caps.assign(n, 1.0);
-      int k = options.groups > 0 ? options.groups : AutoDdlGridRows(n);
-      if (n % k)
-        return InvalidArgument("autoddl needs --groups to divide the node count " +
-                               std::to_string(n) + ", got " + std::to_string(k));
-      grouping = Contiguous::Blocks(n, k);
-    }
-    auto L = std::make_shared<Layout2D>(MakeLayout(sys, caps, grouping, by_capability));
-    for (int i = 0; i < n; ++i) {
-      gpu_share[i] = L->gpu_share[i];
-      ln_share[i] = std::accumulate(gpu_share[i].begin(), gpu_share[i].end(), 0.0) /
-                    std::max<size_t>(1, gpu_share[i].size());
-    }
-    res.grouping = grouping;
-    res.k = grouping.k();
-    const TpSystem* sp = &sys;
-    comm_time = [L, sp, linears, b, tp](double tokens) {
-      double t = 0.0;
-      for (const auto& l : linears) {
-        t += AllGatherTime(*sp, *L, tokens * l.in * b, tp);
-        t += ReduceScatterTime(*sp, *L, tokens * l.out * b, tp);
-      }
-      return t;
-    };
-    bool paper = options.paper_volume_accounting;
-    int64_t hidden = shape.hidden;
-    comm_volume = [L, linears, b, paper, hidden](double tokens) {
-      AsymCost c = EvaluateAsymCost(L->caps, L->grouping, 1.0);
-      double v = 0.0;
-      for (const auto& l : linears) {
-        double in = paper ? hidden : l.in, out = paper ? hidden : l.out;
-        v += c.all_gather * tokens * in * b + c.reduce_scatter * tokens * out * b;
-      }
-      return v;
-    };
-    res.plan = Plan2D(sys, *L, shape, wl);
+    HX_ASSIGN_OR_RETURN(auto candidates, AsymCandidates(sys, shape, options, decode_tokens));
+    HX_ASSIGN_OR_RETURN(s, FastestLayout(sys, shape, wl, options, std::move(candidates)));
+    AttachPlan(sys, shape, wl, s.layout, &s.result);
+    return s.result;
   }
-
-  // Per-node memory (weights and KV split like the work) must fit each GPU.
-  if (options.check_memory) {
-    for (int i = 0; i < n; ++i)
-      for (size_t g = 0; g < sys.nodes[i].gpus.size(); ++g) {
-        double need = (weights + kv) * gpu_share[i][g];
-        if (options.method == TpMethod::kMegatron) need = weights * gpu_share[i][g] + kv / G;
-        if (need > static_cast<double>(sys.nodes[i].gpus[g].memory_bytes))
-          return ResourceExhausted("model '" + shape.name + "' does not fit node '" +
-                                   sys.nodes[i].name + "' GPU '" + sys.nodes[i].gpus[g].name +
-                                   "': its share needs " + Bytes(need) + ", it has " +
-                                   Bytes(static_cast<double>(sys.nodes[i].gpus[g].memory_bytes)));
-      }
-  }
-
-  // Compute: the slowest GPU bounds each layer (collectives synchronise).
-  // The linear part does not depend on the KV length: compute it once per GPU.
-  auto linear_part = [&](double tokens) {
-    std::vector<double> out;
-    for (int i = 0; i < n; ++i)
-      for (size_t g = 0; g < sys.nodes[i].gpus.size(); ++g) {
-        double w = gpu_share[i][g];
-        double ln = options.method == TpMethod::kMegatron ? 1.0 : w;
-        out.push_back(LinearPartTime(sys.nodes[i].gpus[g], w, ln, tokens, shape, tp));
-      }
-    return out;
-  };
-  auto compute = [&](const std::vector<double>& lin, double q, double kv_len) {
-    double worst = 0.0;
-    size_t idx = 0;
-    for (int i = 0; i < n; ++i)
-      for (size_t g = 0; g < sys.nodes[i].gpus.size(); ++g, ++idx) {
-        double t = lin[idx] + AttentionTime(sys.nodes[i].gpus[g], gpu_share[i][g], batch, q, kv_len,
-                                            shape, tp);
-        worst = std::max(worst, t);
-      }
-    return worst;
-  };
-  double in_len = static_cast<double>(wl.input_len);
-  res.prefill_compute_s = layers * compute(linear_part(prefill_tokens), in_len, in_len);
-  res.prefill_comm_s = layers * comm_time(prefill_tokens);
-  res.prefill_s = res.prefill_compute_s + res.prefill_comm_s;
-  double per_step_comm = layers * comm_time(decode_tokens);
-  std::vector<double> decode_linear = linear_part(decode_tokens);
-  for (int64_t i = 0; i < wl.output_len; ++i)
-    res.decode_compute_s +=
-        layers * compute(decode_linear, 1.0, in_len + static_cast<double>(i) + 1);
-  res.decode_comm_s = per_step_comm * static_cast<double>(wl.output_len);
-  res.decode_s = res.decode_compute_s + res.decode_comm_s;
-  res.per_token_s = res.decode_s / static_cast<double>(wl.output_len);
-  res.comm_volume_bytes = layers * comm_volume(decode_tokens);
-  res.comm_volume_prefill_bytes = layers * comm_volume(prefill_tokens);
-  return res;
+  HX_ASSIGN_OR_RETURN(s.result, EvaluateLayout(sys, shape, wl, options, s.layout));
+  AttachPlan(sys, shape, wl, s.layout, &s.result);
+  return s.result;
 }
 
 }  // namespace hx::tp

@@ -64,6 +64,17 @@ StatusOr<ComputeFit> FitComputeEfficiency(const std::vector<KernelSample>& sampl
 StatusOr<LayerComparison> CompareLlmCompassLayer(const std::string& dir, bool prefill,
                                                  const TpGpu& gpu, const TimeParams& p,
                                                  const AllReduceModel& allreduce) {
+  return CompareLlmCompassLayerWith(
+      dir, prefill,
+      [&](cost::OpClass, double flops, double bytes) {
+        return KernelSeconds(flops, bytes, gpu, p);
+      },
+      allreduce);
+}
+
+StatusOr<LayerComparison> CompareLlmCompassLayerWith(const std::string& dir, bool prefill,
+                                                     const KernelClock& kernel,
+                                                     const AllReduceModel& allreduce) {
   const std::string path = dir + "/ae/figure5/ijkl/real_hardware/" +
                            (prefill ? "transformer_A100.csv" : "transformerAR_A100.csv");
   HX_ASSIGN_OR_RETURN(auto rows, cost::ReadLlmCompassRows(path, 1));
@@ -77,21 +88,22 @@ StatusOr<LayerComparison> CompareLlmCompassLayer(const std::string& dir, bool pr
   const double d = 12288, heads = 96 / 4.0, hd = 128, tp = 4, b = 2;
   const double batch = 8, q = prefill ? 2048 : 1, kv = prefill ? 2048 : 2048 + 1024;
   const double m = batch * q;  // tokens
+  using cost::OpClass;
   auto gemm = [&](double mm, double k, double n) {
-    return KernelSeconds(2 * mm * k * n, b * (mm * k + k * n + mm * n), gpu, p);
+    return kernel(OpClass::kGemm, 2 * mm * k * n, b * (mm * k + k * n + mm * n));
   };
   double scores = batch * heads * q * kv;
   double pred[12] = {
       gemm(m, d, 3 * d / tp),
-      KernelSeconds(2 * scores * hd, b * (batch * heads * (q + kv) * hd + scores), gpu, p),
-      KernelSeconds(2 * scores * hd, b * (scores + batch * heads * (kv + q) * hd), gpu, p),
+      kernel(OpClass::kGemm, 2 * scores * hd, b * (batch * heads * (q + kv) * hd + scores)),
+      kernel(OpClass::kGemm, 2 * scores * hd, b * (scores + batch * heads * (kv + q) * hd)),
       gemm(m, d / tp, d),
       gemm(m, d, 4 * d / tp),
       gemm(m, 4 * d / tp, d),
-      KernelSeconds(0, 2 * b * scores, gpu, p),
-      KernelSeconds(0, 2 * b * m * d, gpu, p),
-      KernelSeconds(0, 2 * b * m * d, gpu, p),
-      KernelSeconds(0, 2 * b * m * 4 * d / tp, gpu, p),
+      kernel(OpClass::kNormalization, 0, 2 * b * scores),
+      kernel(OpClass::kNormalization, 0, 2 * b * m * d),
+      kernel(OpClass::kNormalization, 0, 2 * b * m * d),
+      kernel(OpClass::kElementwise, 0, 2 * b * m * 4 * d / tp),
       allreduce.AllReduceSeconds(b * m * d),
       allreduce.AllReduceSeconds(b * m * d),
   };

@@ -31,15 +31,18 @@ nlohmann::json Block(const WeightBlock& b) {
 
 }  // namespace
 
-std::string TpResultToJson(const TpResult& r, const TpSystem& sys, const LlmShape& shape,
-                           const LlmWorkload& wl, bool include_plan) {
+namespace {
+
+nlohmann::json NullIfVolumeOnly(const TpResult& r, double v) {
+  return r.volume_only ? nlohmann::json(nullptr) : nlohmann::json(v);
+}
+
+nlohmann::json ResultSummary(const TpResult& r, const TpSystem& sys) {
   nlohmann::json j;
   j["method"] = TpMethodName(r.method);
-  j["model"] = shape.name;
-  j["cluster"] = sys.name;
-  j["batch"] = wl.batch;
-  j["input_len"] = wl.input_len;
-  j["output_len"] = wl.output_len;
+  j["layout"] = TpMethodName(r.layout);
+  j["reduced_to"] = r.reduced() ? nlohmann::json(TpMethodName(r.layout)) : nlohmann::json(nullptr);
+  j["volume_only"] = r.volume_only;
   j["k"] = r.k;
   nlohmann::json groups = nlohmann::json::array();
   for (const auto& g : r.grouping.groups) {
@@ -51,48 +54,165 @@ std::string TpResultToJson(const TpResult& r, const TpSystem& sys, const LlmShap
   j["capabilities"] = r.capabilities;
   j["comm_volume_bytes"] = r.comm_volume_bytes;
   j["comm_volume_prefill_bytes"] = r.comm_volume_prefill_bytes;
-  j["latency_ms"] = r.per_token_s * 1e3;
-  j["prefill_ms"] = r.prefill_s * 1e3;
-  j["prefill_compute_ms"] = r.prefill_compute_s * 1e3;
-  j["prefill_comm_ms"] = r.prefill_comm_s * 1e3;
-  j["decode_ms"] = r.decode_s * 1e3;
-  j["decode_compute_ms"] = r.decode_compute_s * 1e3;
-  j["decode_comm_ms"] = r.decode_comm_s * 1e3;
-  j["total_ms"] = r.total_s() * 1e3;
+  j["comm_volume_intra_bytes"] = r.comm_volume_intra_bytes;
+  j["comm_volume_intra_prefill_bytes"] = r.comm_volume_intra_prefill_bytes;
+  j["latency_ms"] = NullIfVolumeOnly(r, r.per_token_s * 1e3);
+  j["ttft_ms"] = NullIfVolumeOnly(r, r.ttft_s() * 1e3);
+  j["tpot_ms"] = NullIfVolumeOnly(r, r.per_token_s * 1e3);
+  j["prefill_ms"] = NullIfVolumeOnly(r, r.prefill_s * 1e3);
+  j["prefill_compute_ms"] = NullIfVolumeOnly(r, r.prefill_compute_s * 1e3);
+  j["prefill_comm_ms"] = NullIfVolumeOnly(r, r.prefill_comm_s * 1e3);
+  j["decode_ms"] = NullIfVolumeOnly(r, r.decode_s * 1e3);
+  j["decode_compute_ms"] = NullIfVolumeOnly(r, r.decode_compute_s * 1e3);
+  j["decode_comm_ms"] = NullIfVolumeOnly(r, r.decode_comm_s * 1e3);
+  j["total_ms"] = NullIfVolumeOnly(r, r.total_s() * 1e3);
+  if (r.method == TpMethod::kAsymGroup)
+    j["paper_asymgroup_total_ms"] = r.paper_asymgroup_total_s * 1e3;
   j["memory_needed_bytes"] = r.memory_needed_bytes;
+  j["memory_per_gpu_max_bytes"] = r.memory_per_gpu_max_bytes;
   j["memory_available_bytes"] = sys.MemoryBytes();
-  if (include_plan) {
-    nlohmann::json nodes = nlohmann::json::array();
-    for (const auto& np : r.plan.nodes) {
-      nlohmann::json n;
-      n["node"] = np.node;
-      n["name"] = np.name;
-      n["group"] = np.group;
-      n["capability"] = np.capability;
-      n["batch"] = {np.batch_begin, np.batch_end};
-      nlohmann::json blocks = nlohmann::json::array();
-      for (const auto& b : np.blocks) blocks.push_back(Block(b));
-      n["blocks"] = blocks;
-      nlohmann::json gpus = nlohmann::json::array();
-      for (const auto& g : np.gpus) {
-        nlohmann::json gb = nlohmann::json::array();
-        for (const auto& b : g.blocks) gb.push_back(Block(b));
-        gpus.push_back({{"name", g.name}, {"work_share", g.work_share}, {"blocks", gb}});
-      }
-      n["gpus"] = gpus;
-      nlohmann::json sends = nlohmann::json::array();
-      for (const auto& s : np.sends)
-        sends.push_back({{"layer", s.layer},
-                         {"collective", s.collective},
-                         {"peer", s.peer},
-                         {"bytes", s.bytes}});
-      n["sends"] = sends;
-      n["bytes_sent_per_layer"] = np.bytes_sent_per_layer;
-      nodes.push_back(n);
+  return j;
+}
+
+nlohmann::json PlanJson(const TpPlan& plan) {
+  nlohmann::json nodes = nlohmann::json::array();
+  for (const auto& np : plan.nodes) {
+    nlohmann::json n;
+    n["node"] = np.node;
+    n["name"] = np.name;
+    n["group"] = np.group;
+    n["capability"] = np.capability;
+    n["batch"] = {np.batch_begin, np.batch_end};
+    nlohmann::json blocks = nlohmann::json::array();
+    for (const auto& b : np.blocks) blocks.push_back(Block(b));
+    n["blocks"] = blocks;
+    nlohmann::json gpus = nlohmann::json::array();
+    for (const auto& g : np.gpus) {
+      nlohmann::json gb = nlohmann::json::array();
+      for (const auto& b : g.blocks) gb.push_back(Block(b));
+      gpus.push_back({{"name", g.name}, {"work_share", g.work_share}, {"blocks", gb}});
     }
-    j["plan"] = {{"bytes_unit", "per decoder layer per decode step"}, {"nodes", nodes}};
+    n["gpus"] = gpus;
+    nlohmann::json sends = nlohmann::json::array();
+    for (const auto& s : np.sends)
+      sends.push_back(
+          {{"layer", s.layer}, {"collective", s.collective}, {"peer", s.peer}, {"bytes", s.bytes}});
+    n["sends"] = sends;
+    n["bytes_sent_per_layer"] = np.bytes_sent_per_layer;
+    nodes.push_back(n);
   }
+  return {{"bytes_unit", "per decoder layer per decode step"}, {"nodes", nodes}};
+}
+
+nlohmann::json ServingJson(const ServingResult& s, double rate) {
+  auto pct = [](const Percentiles& p) {
+    return nlohmann::json{{"p50", p.p50 * 1e3}, {"p99", p.p99 * 1e3}};
+  };
+  return {{"rate", rate},
+          {"requests", s.requests},
+          {"ttft_ms", pct(s.ttft_s)},
+          {"tpot_ms", pct(s.tpot_s)},
+          {"latency_ms", pct(s.latency_s)},
+          {"mean_running", s.mean_running}};
+}
+
+void AddWorkload(nlohmann::json& j, const TpSystem& sys, const LlmShape& shape,
+                 const LlmWorkload& wl) {
+  j["model"] = shape.name;
+  j["cluster"] = sys.name;
+  j["batch"] = wl.batch;
+  j["input_len"] = wl.input_len;
+  j["output_len"] = wl.output_len;
+}
+
+}  // namespace
+
+std::string TpResultToJson(const TpResult& r, const TpSystem& sys, const LlmShape& shape,
+                           const LlmWorkload& wl, bool include_plan, const ServingResult* serving,
+                           double rate) {
+  nlohmann::json j = ResultSummary(r, sys);
+  AddWorkload(j, sys, shape, wl);
+  if (serving != nullptr) j["serving"] = ServingJson(*serving, rate);
+  if (include_plan && !r.volume_only) j["plan"] = PlanJson(r.plan);
   return DumpJson(j, 2);
+}
+
+std::string TpComparisonToJson(const TpComparison& c, const TpSystem& sys, const LlmShape& shape,
+                               const LlmWorkload& wl) {
+  nlohmann::json j;
+  AddWorkload(j, sys, shape, wl);
+  nlohmann::json methods = nlohmann::json::array();
+  for (size_t i = 0; i < c.methods.size(); ++i) {
+    if (c.results[i].ok()) {
+      methods.push_back(ResultSummary(*c.results[i], sys));
+      if (i < c.serving.size() && c.serving[i])
+        methods.back()["serving"] = ServingJson(*c.serving[i], c.rate);
+    } else {
+      methods.push_back(
+          {{"method", TpMethodName(c.methods[i])}, {"error", c.results[i].status().message()}});
+    }
+  }
+  j["methods"] = methods;
+  j["winner"] =
+      c.winner >= 0 ? nlohmann::json(TpMethodName(c.methods[c.winner])) : nlohmann::json(nullptr);
+  return DumpJson(j, 2);
+}
+
+std::string PipelineToJson(const PipelineResult& r, const TpSystem& sys, const LlmShape& shape,
+                           const LlmWorkload& wl) {
+  nlohmann::json j;
+  AddWorkload(j, sys, shape, wl);
+  nlohmann::json stages = nlohmann::json::array();
+  for (const auto& st : r.stages) {
+    std::vector<std::string> names;
+    for (int n : st.nodes) names.push_back(sys.nodes[n].name);
+    // The stage's TP result indexes its own nodes (0..): its summary, without the plan.
+    TpSystem sub;
+    for (int n : st.nodes) sub.nodes.push_back(sys.nodes[n]);
+    stages.push_back({{"nodes", st.nodes},
+                      {"node_names", names},
+                      {"capability", st.capability},
+                      {"layers", {st.layer_begin, st.layer_end}},
+                      {"max_layers", st.max_layers},
+                      {"tp", ResultSummary(st.tp, sub)}});
+  }
+  j["pipeline"] = {{"stages", stages},
+                   {"micro_batches", r.micro_batches},
+                   {"ttft_ms", r.prefill_s * 1e3},
+                   {"tpot_ms", r.step_s * 1e3},
+                   {"prefill_ms", r.prefill_s * 1e3},
+                   {"decode_ms", r.decode_s * 1e3},
+                   {"total_ms", r.total_s() * 1e3},
+                   {"handoff_prefill_ms", r.handoff_prefill_s * 1e3},
+                   {"handoff_step_ms", r.handoff_step_s * 1e3},
+                   {"bubble_fraction", r.bubble_fraction}};
+  j["total_ms"] = r.total_s() * 1e3;
+  return DumpJson(j, 2);
+}
+
+std::string ServingLine(const ServingResult& s, double rate) {
+  char b[400];
+  std::snprintf(b, sizeof(b),
+                "at %.3g req/s (Poisson, %d requests, continuous batching, %.1f running on "
+                "average): TTFT p50 %.1f ms, p99 %.1f ms; TPOT p50 %.2f ms, p99 %.2f ms; latency "
+                "p50 %.1f ms, p99 %.1f ms",
+                rate, s.requests, s.mean_running, s.ttft_s.p50 * 1e3, s.ttft_s.p99 * 1e3,
+                s.tpot_s.p50 * 1e3, s.tpot_s.p99 * 1e3, s.latency_s.p50 * 1e3,
+                s.latency_s.p99 * 1e3);
+  return b;
+}
+
+std::string FormatBytes(double bytes) {
+  static const char* kUnits[] = {"B", "KB", "MB", "GB", "TB", "PB"};
+  int u = 0;
+  double v = bytes;
+  while (std::fabs(v) >= 999.5 && u < 5) v /= 1000.0, ++u;
+  char buf[48];
+  if (u == 0)
+    std::snprintf(buf, sizeof(buf), "%.0f B", v);
+  else
+    std::snprintf(buf, sizeof(buf), "%.3g %s", v, kUnits[u]);
+  return buf;
 }
 
 std::string RenderChartSvg(const ChartSpec& c) {

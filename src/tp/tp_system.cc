@@ -5,6 +5,15 @@
 #include <limits>
 
 namespace hx::tp {
+namespace {
+
+const cost::DeviceCalibration* BuiltinFor(const std::string& model) {
+  const auto& all = cost::BuiltinCalibrations();
+  auto it = all.find(model);
+  return it == all.end() ? nullptr : &it->second;
+}
+
+}  // namespace
 
 int64_t TpNode::memory_bytes() const {
   int64_t total = 0;
@@ -91,6 +100,7 @@ StatusOr<TpSystem> TpSystemFromCluster(const hw::Cluster& cluster, const std::st
       g.memory_bandwidth = d.spec.memory_bandwidth_bytes_per_s;
       g.memory_bytes = d.spec.memory_bytes;
       g.launch_overhead_s = d.spec.launch_overhead_s;
+      g.calibration = BuiltinFor(d.spec.model);
       n.gpus.push_back(g);
     }
     // Intra-node: the slowest route between two of its GPUs.
@@ -136,6 +146,7 @@ TpSystem MakeUniformSystem(const std::vector<int>& gpus_per_node, const hw::Devi
       gpu.memory_bandwidth = spec.memory_bandwidth_bytes_per_s;
       gpu.memory_bytes = spec.memory_bytes;
       gpu.launch_overhead_s = spec.launch_overhead_s;
+      gpu.calibration = BuiltinFor(spec.model);
       node.gpus.push_back(gpu);
     }
     node.intra_bandwidth = options.intra_bandwidth;

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "hexplan/cost/calibration_fits.h"
+#include "hexplan/cost/fit_op_class.h"
 #include "testing/test_paths.h"
 
 namespace hx::tp {
@@ -51,6 +53,44 @@ TEST(LlmCompassTest, ReproducesMeasuredLayerTimes) {
                 100 * c->total_rel_error());
     EXPECT_NEAR(c->measured_total_s, prefill ? 66.75e-3 : 1.111e-3, prefill ? 0.01e-3 : 0.002e-3);
     EXPECT_LT(std::abs(c->total_rel_error()), prefill ? 0.10 : 0.20) << c->phase;
+  }
+}
+
+// The step model on the cost layer's fits (issue 24): every kernel of the layer timed by the
+// shipped A100-SXM4-80GB calibration's class curves (fitted to LLMCompass's operator
+// microbenchmarks and vidur's operator times, never to this layer), as LLMCompass's harness
+// reports it, and vidur's 4-GPU all-reduce.
+TEST(LlmCompassTest, CalibrationClassFitsPredictTheLayer) {
+  const auto& builtin = cost::BuiltinCalibrations();
+  auto it = builtin.find("A100-SXM4-80GB");
+  ASSERT_NE(it, builtin.end());
+  const cost::DeviceCalibration& cal = it->second;
+  auto peak = cost::CalibrationPeak("A100-SXM4-80GB");
+  ASSERT_TRUE(peak.ok());
+  auto ar_samples = ReadVidurAllReduce(testing::SharedDataDir() +
+                                           "/tp/microsoft-vidur/data/profiling/network/a100_dgx/"
+                                           "all_reduce.csv",
+                                       4, 4);
+  ASSERT_TRUE(ar_samples.ok());
+  auto ar = FitAllReduce(*ar_samples, 4);
+  ASSERT_TRUE(ar.ok());
+  KernelClock clock = [&](cost::OpClass c, double flops, double bytes) {
+    const cost::ClassFit& fit = cal.Fit(c);
+    auto h = fit.harness_s.find("LLMCompass");
+    return cost::ClassKernelSeconds(fit, *peak, flops, bytes) +
+           (h == fit.harness_s.end() ? 0.0 : h->second);
+  };
+  for (bool prefill : {true, false}) {
+    auto c = CompareLlmCompassLayerWith(Dir(), prefill, clock, *ar);
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    for (const auto& op : c->ops)
+      std::printf("  calibrated %-8s %-14s measured %9.4f ms predicted %9.4f ms (%+.1f%%)\n",
+                  c->phase.c_str(), op.op.c_str(), op.measured_s * 1e3, op.predicted_s * 1e3,
+                  100 * op.rel_error());
+    std::printf("  calibrated %-8s TOTAL          measured %9.4f ms predicted %9.4f ms (%+.1f%%)\n",
+                c->phase.c_str(), c->measured_total_s * 1e3, c->predicted_total_s * 1e3,
+                100 * c->total_rel_error());
+    EXPECT_LT(std::abs(c->total_rel_error()), 0.25) << c->phase;
   }
 }
 

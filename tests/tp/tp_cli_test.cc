@@ -97,6 +97,86 @@ TEST(TpCliTest, UnknownChoicesListTheRegisteredNames) {
   }
 }
 
+TEST(TpCliTest, ModelIsPositionalWithModelAsAlias) {
+  const std::string rest = " --cluster asym:S16 --output-len 4 --json --no-plan";
+  auto pos = testing::RunCli("tp gpt3-175b" + rest);
+  auto flag = testing::RunCli("tp --model gpt3-175b" + rest);
+  ASSERT_EQ(pos.exit_code, 0) << pos.err;
+  ASSERT_EQ(flag.exit_code, 0) << flag.err;
+  EXPECT_EQ(pos.out, flag.out);
+  auto both = testing::RunCli("tp gpt3-175b --model gpt3-13b" + rest);
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_NE(both.err.find("--model"), std::string::npos) << both.err;
+}
+
+TEST(TpCliTest, ZooDecodersRunAndEncodersAndOtherDtypesAreRefused) {
+  // (every zoo decoder plans: TpZooTest; here the CLI's refusals, one process each)
+  auto g13 = testing::RunCli("tp gpt3-13b --cluster asym:S16 --output-len 4 --json --no-plan");
+  ASSERT_EQ(g13.exit_code, 0) << g13.err;
+  auto bert = testing::RunCli("tp bert-large --cluster dgx-a100");
+  EXPECT_EQ(bert.exit_code, 2);
+  EXPECT_NE(bert.err.find("encoder"), std::string::npos) << bert.err;
+  auto int8 = testing::RunCli("tp gpt3-6.7b --cluster dgx-a100 --dtype int8");
+  EXPECT_EQ(int8.exit_code, 2);
+  EXPECT_NE(int8.err.find("--dtype 'int8'"), std::string::npos) << int8.err;
+}
+
+void IdealIsOfferedAndRuns() {
+  // (every method plans in the library: TpMethodRegistryTest; ideal was offered and then failed)
+  auto r = testing::RunCli("tp gpt3-175b --cluster asym:S8 --ignore-memory --algo ideal --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_GT(j["comm_volume_bytes"].get<double>(), 0);
+  EXPECT_TRUE(j["volume_only"].get<bool>());
+  EXPECT_TRUE(j["total_ms"].is_null());
+  EXPECT_FALSE(j.contains("plan"));
+}
+
+void SingleNodeVolumeIsNotPrintedAsZero() {
+  auto r = testing::RunCli("tp gpt3-6.7b --cluster dgx-a100 --output-len 4");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.find("0.000 GB"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("MB over NVLink"), std::string::npos) << r.out;
+}
+
+TEST(TpCliTest, CompareListsEveryMethodAndMarksTheWinner) {
+  auto r = testing::RunCli(
+      "tp gpt3-175b --cluster asym:S8 --output-len 4 --ignore-memory --compare --json --rate 4 "
+      "--requests 20");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["methods"].size(), 4u);
+  double best = 1e300;
+  std::string fastest;
+  for (const auto& m : j["methods"]) {
+    ASSERT_FALSE(m.contains("error")) << m.dump();
+    if (m["volume_only"].get<bool>()) continue;
+    EXPECT_GE(m["serving"]["ttft_ms"]["p99"].get<double>(),
+              m["serving"]["ttft_ms"]["p50"].get<double>());
+    EXPECT_GT(m["ttft_ms"].get<double>(), 0);
+    EXPECT_GT(m["tpot_ms"].get<double>(), 0);
+    if (m["total_ms"].get<double>() < best) best = m["total_ms"], fastest = m["method"];
+  }
+  EXPECT_EQ(j["winner"], fastest);
+  auto text =
+      testing::RunCli("tp gpt3-175b --cluster asym:S8 --output-len 4 --ignore-memory --compare");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("* " + fastest), std::string::npos) << text.out;
+}
+
+void RateAddsServingPercentiles() {
+  auto r = testing::RunCli(
+      "tp gpt3-175b --cluster asym:S8 --batch 32 --output-len 16 --rate 4 --requests 50 --json "
+      "--no-plan");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(j.contains("serving"));
+  for (const char* k : {"ttft_ms", "tpot_ms", "latency_ms"}) {
+    EXPECT_GT(j["serving"][k]["p50"].get<double>(), 0) << k;
+    EXPECT_GE(j["serving"][k]["p99"].get<double>(), j["serving"][k]["p50"].get<double>()) << k;
+  }
+}
+
 TEST(TpReportTest, SvgChartIsWellFormed) {
   ChartSpec c;
   c.title = "a < b";
@@ -110,6 +190,12 @@ TEST(TpReportTest, SvgChartIsWellFormed) {
   std::string bars = RenderChartSvg(c);
   EXPECT_NE(bars.find("<rect x="), std::string::npos);
   EXPECT_NE(bars.find("</svg>"), std::string::npos);
+}
+
+TEST(TpCliTest, IdealSingleNodeAndRate) {
+  IdealIsOfferedAndRuns();
+  SingleNodeVolumeIsNotPrintedAsZero();
+  RateAddsServingPercentiles();
 }
 
 }  // namespace

@@ -20,6 +20,7 @@
 #include "hexplan/core/registry.h"
 #include "hexplan/core/status.h"
 #include "hexplan/graph/zoo.h"
+#include "hexplan/graph/zoo_attention.h"
 #include "hexplan/tp/grouping.h"
 #include "hexplan/tp/tp_system.h"
 
@@ -46,21 +47,36 @@ struct LlmShape {
   int64_t layers = 0;
   int64_t hidden = 0;
   int64_t heads = 0;
+  int64_t kv_heads = 0;  // grouped-query attention: K/V heads (0 = heads)
+  int64_t head_dim = 0;  // 0 = hidden / heads; heads x head_dim may differ from hidden (GPT-3 13B)
   int64_t ffn_hidden = 0;
+  bool gated_ffn = false;  // SwiGLU (LLaMA): fc1 holds the gate and the up projection (2 x ffn)
   int64_t vocab = 0;
+  bool untied_lm_head = false;    // LLaMA: the LM head is a second vocab x hidden matrix
   int64_t bytes_per_element = 2;  // FP16
   Status Validate() const;
-  // Decoder-block weights (4h^2 + 2 h ffn per layer) plus the embedding.
+  int64_t HeadDim() const;         // head_dim, or hidden / heads
+  int64_t AttentionWidth() const;  // heads x head_dim: Q's width and the output projection's input
+  int64_t KvWidth() const;         // kv_heads x head_dim: K's and V's width
+  // Decoder-block weights (the four linears of DecoderLinears per layer) plus the embedding (and
+  // the LM head where untied).
   double ParameterCount() const;
-  double KvBytesPerToken() const;  // layers * 2 (K and V) * hidden * bytes
+  double KvBytesPerToken() const;  // layers * 2 (K and V) * KvWidth * bytes
 };
+// `attention` (from graph::ZooAttention) gives heads, K/V heads and head width; without it the
+// heads tile the hidden width.
 LlmShape ShapeFromConfig(const std::string& name, const graph::TransformerConfig& config,
-                         int64_t bytes_per_element);
+                         int64_t bytes_per_element,
+                         const graph::ZooAttentionShape* attention = nullptr);
 
 struct LlmWorkload {
   int64_t batch = 200;
   int64_t input_len = 128;
   int64_t output_len = 128;
+  // Sequences whose KV cache the GPUs hold: 0 = batch. A pipeline stage runs micro-batches of
+  // `batch` but holds the KV cache of all of them.
+  int64_t kv_batch = 0;
+  int64_t KvSequences() const { return kv_batch > 0 ? kv_batch : batch; }
   Status Validate() const;
 };
 
@@ -77,11 +93,16 @@ struct TimeParams {
   double gemm_efficiency = 0.9;
   double memory_efficiency = 0.8;
   double kernel_overhead_s = 0.0;
+  // "calibrated": kernels timed by each GPU's shipped calibration (class curves + its launch
+  // cost; the roofline above where a GPU has none), collectives as "nccl".
+  bool calibrated = false;
   Status Validate() const;
 };
 // "paper": the link latencies of the cluster (AsymGroup §VI-A: 50 ns NVLink, 200 ns network) and
 //          nothing else per step. "nccl": NCCL's Ring/Simple constants (base 8.4 us per collective,
 //          +3.4 us per NVLink step, +14 us per network step; data/tp/NVIDIA-nccl).
+//          "calibrated": "nccl" with every kernel on the cost layer's fits
+//          (TimeParams::calibrated).
 StatusOr<TimeParams> TimePreset(const std::string& name);
 
 struct TpOptions {
@@ -91,6 +112,11 @@ struct TpOptions {
   bool check_memory = true;
   bool paper_volume_accounting =
       false;  // every collective moves b*h (eq. 1) instead of the layer width
+  // asymgroup with automatic k: also time the symmetric 2D grids (AutoDDL's layout, every divisor
+  // k) and the 1D layout (Megatron's), and keep the fastest, so that asymgroup is never slower
+  // than either baseline (TpResult::layout says which layout won). false: the paper's grouping
+  // only.
+  bool best_of_layouts = true;
   TimeParams time;
   Status Validate() const;
 };
@@ -139,18 +165,31 @@ struct TpPlan {
 
 struct TpResult {
   TpMethod method = TpMethod::kAsymGroup;
-  Grouping grouping;  // asymgroup/autoddl groups; megatron: one group of all nodes
+  // The layout the plan uses: `method`, except where asymgroup reduced to a baseline's layout
+  // (best_of_layouts): kAutoDdl (a symmetric 2D grid) or kMegatron (1D over all GPUs).
+  TpMethod layout = TpMethod::kAsymGroup;
+  bool reduced() const { return layout != method; }
+  // asymgroup: the total time of the paper's layout (the eq.-5-best grouping), before the search
+  // over group counts and baseline layouts; 0 for the other methods.
+  double paper_asymgroup_total_s = 0.0;
+  bool volume_only = false;  // ideal: a communication-volume bound, no plan and no times
+  Grouping grouping;         // asymgroup/autoddl groups; megatron: one group of all nodes
   std::vector<double> capabilities;
   int k = 1;
   // Bytes the bottleneck node sends per decode step (batch tokens), summed over all layers and
   // collectives: the critical-path volume the paper's eqs. count.
   double comm_volume_bytes = 0.0;
   double comm_volume_prefill_bytes = 0.0;
+  // Bytes the busiest GPU sends to the GPUs of its own node (NVLink) per decode step / in prefill.
+  double comm_volume_intra_bytes = 0.0;
+  double comm_volume_intra_prefill_bytes = 0.0;
   double prefill_s = 0.0, prefill_compute_s = 0.0, prefill_comm_s = 0.0;
   double decode_s = 0.0, decode_compute_s = 0.0, decode_comm_s = 0.0;  // all output tokens
   double per_token_s = 0.0;                                            // decode_s / output_len
   double total_s() const { return prefill_s + decode_s; }
+  double ttft_s() const { return prefill_s; }  // time to first token: the prompt's forward pass
   double memory_needed_bytes = 0.0;
+  double memory_per_gpu_max_bytes = 0.0;  // the largest GPU's share of weights + KV cache
   TpPlan plan;
 };
 
@@ -166,7 +205,10 @@ StatusOr<TpResult> PlanTensorParallel(const TpSystem& system, const LlmShape& sh
 
 // One kernel on one GPU under the roofline: max(FLOPs/(peak*gemm_eff), bytes/(bw*mem_eff)) +
 // kernel overhead + the GPU's launch overhead.
-double KernelSeconds(double flops, double bytes, const TpGpu& gpu, const TimeParams& params);
+// With params.calibrated and a GPU calibration: the class curve of `op_class` plus the
+// calibration's kernel launch cost instead.
+double KernelSeconds(double flops, double bytes, const TpGpu& gpu, const TimeParams& params,
+                     cost::OpClass op_class = cost::OpClass::kOther);
 
 // AutoDDL's rigid factorisation: the divisor k of n minimising (k-1) + (n/k-1); ties to smaller k.
 int AutoDdlGridRows(int n);

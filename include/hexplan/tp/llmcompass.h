@@ -5,10 +5,12 @@
 // layer at TP=4 (prefill: batch 8 x 2048 tokens; decode: batch 8, KV 3072) and compare per
 // operator.
 
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "hexplan/core/status.h"
+#include "hexplan/cost/device_calibration.h"
 #include "hexplan/tp/collective_fit.h"
 #include "hexplan/tp/llm_tp.h"
 #include "hexplan/tp/tp_system.h"
@@ -55,5 +57,14 @@ struct LayerComparison {
 StatusOr<LayerComparison> CompareLlmCompassLayer(const std::string& llmcompass_dir, bool prefill,
                                                  const TpGpu& gpu, const TimeParams& params,
                                                  const AllReduceModel& allreduce);
+
+// The same layer with every kernel timed by `kernel(class, FLOPs, bytes)`: the step model on the
+// cost layer's operator fits (cost::ClassKernelSeconds with a DeviceCalibration's class curves).
+// Classes: the projections and the two attention products are kGemm, softmax and LayerNorm
+// kNormalization, GeLU kElementwise.
+using KernelClock = std::function<double(cost::OpClass, double flops, double bytes)>;
+StatusOr<LayerComparison> CompareLlmCompassLayerWith(const std::string& llmcompass_dir,
+                                                     bool prefill, const KernelClock& kernel,
+                                                     const AllReduceModel& allreduce);
 
 }  // namespace hx::tp

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "hexplan/core/status.h"
+#include "hexplan/cost/device_calibration.h"
 #include "hexplan/hw/cluster.h"
 #include "hexplan/hw/device_spec.h"
 
@@ -19,6 +20,9 @@ struct TpGpu {
   int64_t memory_bytes = 0;
   double launch_overhead_s = 0.0;
   double capability = 0.0;  // peak_flops relative to the slowest GPU of the system
+  // The shipped calibration of its device model (cost::BuiltinCalibrations), null where none;
+  // the `calibrated` time preset times its kernels with the calibration's class curves.
+  const cost::DeviceCalibration* calibration = nullptr;
 };
 
 struct TpNode {

@@ -1,0 +1,124 @@
+#include "hexplan/tp/pipeline.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "hexplan/graph/zoo.h"
+#include "testing/cli_runner.h"
+
+namespace hx::tp {
+namespace {
+
+LlmShape Synthetic(int64_t layers) {  // 1.61 GB of FP16 weights per layer
+  LlmShape s;
+  s.name = "synthetic";
+  s.layers = layers;
+  s.hidden = 8192;
+  s.heads = 64;
+  s.ffn_hidden = 4 * 8192;
+  s.vocab = 32000;
+  return s;
+}
+
+LlmWorkload Small() {
+  LlmWorkload wl;
+  wl.batch = 8;
+  wl.input_len = 64;
+  wl.output_len = 8;
+  return wl;
+}
+
+void ExpectCoversEveryLayerOnce(const PipelineResult& r, int64_t layers) {
+  int64_t at = 0;
+  for (const auto& st : r.stages) {
+    EXPECT_EQ(st.layer_begin, at);
+    EXPECT_GT(st.layer_end, st.layer_begin);
+    EXPECT_LE(st.layer_end - st.layer_begin, st.max_layers);
+    at = st.layer_end;
+  }
+  EXPECT_EQ(at, layers);
+}
+
+void SplitLayersIsProportionalCappedAndExact() {
+  auto even = SplitLayers(96, {4, 2}, {96, 96});
+  ASSERT_TRUE(even.ok());
+  EXPECT_EQ(*even, (std::vector<int64_t>{64, 32}));
+  auto capped = SplitLayers(96, {4, 2}, {40, 96});
+  ASSERT_TRUE(capped.ok());
+  EXPECT_EQ(*capped, (std::vector<int64_t>{40, 56}));
+  auto three = SplitLayers(7, {1, 1, 1}, {3, 1, 9});
+  ASSERT_TRUE(three.ok());
+  EXPECT_EQ((*three)[0] + (*three)[1] + (*three)[2], 7);
+  EXPECT_LE((*three)[1], 1);
+  EXPECT_FALSE(SplitLayers(10, {1, 1}, {4, 5}).ok());
+}
+
+// A fast GPU with little memory and a slow one with much: tensor parallelism gives the fast GPU
+// the larger share and overflows it; the pipeline gives it the layers its memory holds.
+TEST(PipelineTest, ModelLargerThanTheTpLayoutsFitsAsAPipeline) {
+  hw::DeviceSpec spec = A100Sxm80Spec();
+  TpSystem sys = MakeUniformSystem({1, 1}, spec, "fp16");
+  sys.nodes[0].gpus[0].peak_flops *= 3;
+  sys.nodes[0].gpus[0].memory_bytes = 40LL * 1000 * 1000 * 1000;
+  sys.NormalizeCapabilities();
+  LlmShape shape = Synthetic(56);  // 90 GB of weights: more than either GPU, less than both
+  TpOptions o;
+  auto tp = PlanTensorParallel(sys, shape, Small(), o);
+  ASSERT_FALSE(tp.ok());
+  EXPECT_EQ(tp.status().code(), StatusCode::kResourceExhausted) << tp.status().ToString();
+  auto pp = PlanPipeline(sys, shape, Small(), o, {});
+  ASSERT_TRUE(pp.ok()) << pp.status().ToString();
+  ASSERT_EQ(pp->stages.size(), 2u);
+  ExpectCoversEveryLayerOnce(*pp, shape.layers);
+  for (const auto& st : pp->stages)
+    for (int n : st.nodes)
+      for (const auto& g : sys.nodes[n].gpus)
+        EXPECT_LE(st.tp.memory_per_gpu_max_bytes, static_cast<double>(g.memory_bytes));
+  EXPECT_GT(pp->prefill_s, 0.0);
+  EXPECT_GE(pp->step_s, pp->stages[0].tp.per_token_s);
+}
+
+void StagesFollowCapabilityAndBubblesVanishWithMatchedStages() {
+  TpSystem sys = MakeUniformSystem({1, 1, 2, 2}, A100Sxm80Spec(), "fp16");
+  TpOptions o;
+  o.check_memory = false;
+  PipelineOptions p;
+  p.stages = 2;
+  auto r = PlanPipeline(sys, Synthetic(96), Small(), o, p);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->stages.size(), 2u);
+  EXPECT_EQ(r->stages[0].nodes, (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(r->stages[0].layer_end - r->stages[0].layer_begin, 64);
+  ExpectCoversEveryLayerOnce(*r, 96);
+  EXPECT_GE(r->bubble_fraction, 0.0);
+  EXPECT_LT(r->bubble_fraction, 0.5);
+  p.stages = 5;
+  EXPECT_FALSE(PlanPipeline(sys, Synthetic(96), Small(), o, p).ok());
+}
+
+TEST(PipelineCliTest, PpAutoAndBadCounts) {
+  auto r =
+      testing::RunCli("tp gpt3-175b --cluster asym:S8 --pp auto --output-len 4 --batch 16 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  int64_t at = 0;
+  for (const auto& st : j["pipeline"]["stages"]) {
+    EXPECT_EQ(st["layers"][0].get<int64_t>(), at);
+    at = st["layers"][1].get<int64_t>();
+  }
+  EXPECT_EQ(at, 96);
+  for (const char* bad : {"17"}) {  // (0 and non-numbers: PipelineArgs, same message)
+    auto b = testing::RunCli(std::string("tp gpt3-175b --cluster asym:S8 --pp ") + bad);
+    EXPECT_EQ(b.exit_code, 2) << bad;
+    EXPECT_NE(b.err.find("--pp"), std::string::npos) << b.err;
+  }
+}
+
+TEST(PipelineTest, SplitsAndStages) {
+  SplitLayersIsProportionalCappedAndExact();
+  StagesFollowCapabilityAndBubblesVanishWithMatchedStages();
+}
+
+}  // namespace
+}  // namespace hx::tp
