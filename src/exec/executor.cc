@@ -283,6 +283,7 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(
                              std::to_string(t.Bytes()) + " bytes");
   }
   e->weights_ = weights;
+  backend->PrepareGraph(graph);  // per-node kernel state (oneDNN primitives), made once
 
   e->track_names_ = std::make_shared<std::vector<std::string>>();
   for (const plan::Stream& s : e->tasks_.streams) e->track_names_->push_back(s.name);

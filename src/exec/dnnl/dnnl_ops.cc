@@ -1,0 +1,141 @@
+#include "hexplan/exec/dnnl_ops.h"
+
+#include <omp.h>
+#include <pthread.h>
+#include <sched.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <unordered_map>
+
+#include "exec/dnnl/layout.h"
+#include "exec/dnnl/primitives.h"
+
+namespace hx::exec {
+namespace {
+
+using dnnl_impl::Layout;
+using dnnl_impl::NodePrimitive;
+
+bool IsPool(const std::string& t) {
+  return t == "MaxPool" || t == "AveragePool" || t == "GlobalAveragePool";
+}
+
+std::unique_ptr<NodePrimitive> Make(const graph::Graph& g, const graph::Node& op,
+                                    const dnnl_impl::Layouts& layouts) {
+  if (!op.is_op() || !(op.domain.empty() || op.domain == "ai.onnx")) return nullptr;
+  if (op.op_type == "Conv") return dnnl_impl::MakeConv(g, op, layouts);
+  if (IsPool(op.op_type)) return dnnl_impl::MakePool(g, op, layouts);
+  return nullptr;
+}
+
+// A node Prepare accepted. Its primitive is made on the thread that first runs it, for that
+// thread's OpenMP team, and made again if a thread with another team size runs it.
+struct NodeState {
+  const graph::Graph* graph = nullptr;
+  const graph::Node* node = nullptr;
+  // What the node looked like when prepared: a node of another graph at the same address (the
+  // graph was freed) must not run this state.
+  std::string op_type;
+  graph::Shape x, y;
+  dnnl_impl::Layouts layouts;
+  std::mutex lock;
+  std::shared_ptr<NodePrimitive> built;
+};
+
+bool Matches(const NodeState& s, const graph::Node& op, const std::vector<TensorRef>& in,
+             const std::vector<TensorRef>& out) {
+  return s.op_type == op.op_type && !in.empty() && !out.empty() && in[0].shape != nullptr &&
+         out[0].shape != nullptr && *in[0].shape == s.x && *out[0].shape == s.y;
+}
+
+}  // namespace
+
+struct DnnlOps::Impl {
+  std::unordered_map<const graph::Node*, std::unique_ptr<NodeState>> nodes;
+  dnnl_impl::PreferredLayout preferred = dnnl_impl::PreferredActivationLayout();
+  int blocked_tensors = 0;
+};
+
+DnnlOps::DnnlOps() : impl_(std::make_unique<Impl>()) {}
+DnnlOps::~DnnlOps() = default;
+
+void DnnlOps::Prepare(const graph::Graph& graph) {
+  std::vector<bool> dnnl_op(graph.num_nodes(), false);
+  for (NodeId id : graph.NodeIds()) {
+    impl_->nodes.erase(&graph.node(id));
+    dnnl_op[id.value()] = Make(graph, graph.node(id), {}) != nullptr;
+  }
+  std::vector<bool> blocked(graph.num_tensors(), false);
+  if (impl_->preferred.tag != dnnl::memory::format_tag::undef)
+    blocked = dnnl_impl::PlanBlockedTensors(graph, dnnl_op, impl_->preferred.block);
+  impl_->blocked_tensors = 0;
+  for (bool b : blocked) impl_->blocked_tensors += b ? 1 : 0;
+  for (NodeId id : graph.Ops()) {
+    if (!dnnl_op[id.value()]) continue;
+    const graph::Node& op = graph.node(id);
+    auto s = std::make_unique<NodeState>();
+    s->graph = &graph;
+    s->node = &op;
+    s->op_type = op.op_type;
+    s->x = graph.tensor(op.inputs[0]).shape;
+    s->y = graph.tensor(op.outputs[0]).shape;
+    s->layouts.blocked = impl_->preferred.tag;
+    if (blocked[op.inputs[0].value()]) s->layouts.src = Layout::kBlocked;
+    if (blocked[op.outputs[0].value()]) s->layouts.dst = Layout::kBlocked;
+    impl_->nodes[&op] = std::move(s);
+  }
+  if (std::getenv("HX_DNNL_DEBUG") != nullptr)
+    std::fprintf(stderr, "dnnl: %zu nodes, %d blocked tensors\n", impl_->nodes.size(),
+                 impl_->blocked_tensors);
+}
+
+StatusOr<bool> DnnlOps::Run(const graph::Node& op, const std::vector<TensorRef>& inputs,
+                            const std::vector<TensorRef>& outputs) {
+  auto it = impl_->nodes.find(&op);
+  if (it == impl_->nodes.end() || !Matches(*it->second, op, inputs, outputs)) return false;
+  NodeState& s = *it->second;
+#if defined(__SANITIZE_THREAD__)
+  // libgomp is not instrumented: ThreadSanitizer would report its team's barriers as races.
+  omp_set_num_threads(1);
+#endif
+  std::shared_ptr<NodePrimitive> p;
+  {
+    std::lock_guard<std::mutex> lock(s.lock);
+    if (s.built == nullptr || s.built->threads != omp_get_max_threads())
+      s.built = Make(*s.graph, *s.node, s.layouts);
+    p = s.built;
+  }
+  if (p == nullptr)
+    return Internal(op.op_type + " '" + op.name + "': oneDNN refused the layouts it was planned with");
+  HX_RETURN_IF_ERROR(dnnl_impl::RunNode(*p, inputs, outputs));
+  return true;
+}
+
+int DnnlOps::num_nodes() const { return static_cast<int>(impl_->nodes.size()); }
+int DnnlOps::num_blocked_tensors() const { return impl_->blocked_tensors; }
+
+void DnnlOps::BindTeam(const std::vector<int>& cores) {
+#if defined(__SANITIZE_THREAD__)
+  (void)cores;
+  omp_set_num_threads(1);
+#else
+  const int n = cores.empty() ? 1 : static_cast<int>(cores.size());
+  omp_set_num_threads(n);
+  if (cores.empty()) return;
+  // libgomp keeps a master thread's team threads for its later parallel regions: pinning each
+  // to one core now keeps them there. Unpinned, two threads of a team could share a core while
+  // the other runs something else, and each barrier then waits for a time slice (24 ms per
+  // primitive measured on a loaded 2-core VM, against microseconds pinned).
+#pragma omp parallel num_threads(n)
+  {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cores[static_cast<size_t>(omp_get_thread_num()) % cores.size()], &set);
+    pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+  }
+#endif
+}
+
+}  // namespace hx::exec
