@@ -42,6 +42,17 @@ class DnnlOps {
   // empty), each pinned to its core; the calling thread takes the first. oneDNN runs the
   // primitives this thread launches on that team.
   static void BindTeam(const std::vector<int>& cores);
+  // Sets the calling thread's team size for its lifetime and restores the old one.
+  class ScopedTeamSize {
+   public:
+    explicit ScopedTeamSize(int threads);
+    ~ScopedTeamSize();
+    ScopedTeamSize(const ScopedTeamSize&) = delete;
+    ScopedTeamSize& operator=(const ScopedTeamSize&) = delete;
+
+   private:
+    int old_;
+  };
 
  private:
   struct Impl;

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 
 #include "exec/dnnl/layout.h"
@@ -22,12 +23,28 @@ bool IsPool(const std::string& t) {
   return t == "MaxPool" || t == "AveragePool" || t == "GlobalAveragePool";
 }
 
+bool IsEltwise(const std::string& t) { return t == "Relu" || t == "Clip"; }
+bool IsBinary(const std::string& t) { return t == "Add" || t == "Sub" || t == "Mul" || t == "Div"; }
+
+// `in`: the inputs of a run (Clip's bounds), or null while preparing.
 std::unique_ptr<NodePrimitive> Make(const graph::Graph& g, const graph::Node& op,
-                                    const dnnl_impl::Layouts& layouts) {
+                                    const dnnl_impl::Layouts& layouts,
+                                    const std::vector<TensorRef>* in = nullptr) {
   if (!op.is_op() || !(op.domain.empty() || op.domain == "ai.onnx")) return nullptr;
   if (op.op_type == "Conv") return dnnl_impl::MakeConv(g, op, layouts);
   if (IsPool(op.op_type)) return dnnl_impl::MakePool(g, op, layouts);
+  if (IsEltwise(op.op_type)) return dnnl_impl::MakeEltwise(g, op, in);
+  if (IsBinary(op.op_type)) return dnnl_impl::MakeBinary(g, op);
   return nullptr;
+}
+
+// Whether the primitive `p` was made for this run: the calling thread's team size, and for Clip
+// the bounds its inputs hold now.
+bool Current(const NodePrimitive& p, const graph::Node& op, const std::vector<TensorRef>& in) {
+  if (p.threads != omp_get_max_threads()) return false;
+  if (op.op_type != "Clip") return true;
+  const auto [lo, hi] = dnnl_impl::ClipBounds(op, &in);
+  return lo == p.alpha && hi == p.beta;
 }
 
 // A node Prepare accepted. Its primitive is made on the thread that first runs it, for that
@@ -40,6 +57,9 @@ struct NodeState {
   std::string op_type;
   graph::Shape x, y;
   dnnl_impl::Layouts layouts;
+  // Elementwise ops run on the calling thread alone: they are memory-bound, and each parallel
+  // region is a barrier the team waits at (a preempted team thread holds up the others).
+  bool one_thread = false;
   std::mutex lock;
   std::shared_ptr<NodePrimitive> built;
 };
@@ -62,10 +82,14 @@ DnnlOps::DnnlOps() : impl_(std::make_unique<Impl>()) {}
 DnnlOps::~DnnlOps() = default;
 
 void DnnlOps::Prepare(const graph::Graph& graph) {
-  std::vector<bool> dnnl_op(graph.num_nodes(), false);
+  // dnnl_op: the ops that convert layouts (Conv, pooling); elementwise ops run on oneDNN too but
+  // keep their input's layout, as layout.h plans for them.
+  std::vector<bool> dnnl_op(graph.num_nodes(), false), handled(graph.num_nodes(), false);
   for (NodeId id : graph.NodeIds()) {
-    impl_->nodes.erase(&graph.node(id));
-    dnnl_op[id.value()] = Make(graph, graph.node(id), {}) != nullptr;
+    const graph::Node& op = graph.node(id);
+    impl_->nodes.erase(&op);
+    handled[id.value()] = Make(graph, op, {}) != nullptr;
+    dnnl_op[id.value()] = handled[id.value()] && (op.op_type == "Conv" || IsPool(op.op_type));
   }
   std::vector<bool> blocked(graph.num_tensors(), false);
   if (impl_->preferred.tag != dnnl::memory::format_tag::undef)
@@ -73,7 +97,7 @@ void DnnlOps::Prepare(const graph::Graph& graph) {
   impl_->blocked_tensors = 0;
   for (bool b : blocked) impl_->blocked_tensors += b ? 1 : 0;
   for (NodeId id : graph.Ops()) {
-    if (!dnnl_op[id.value()]) continue;
+    if (!handled[id.value()]) continue;
     const graph::Node& op = graph.node(id);
     auto s = std::make_unique<NodeState>();
     s->graph = &graph;
@@ -82,6 +106,7 @@ void DnnlOps::Prepare(const graph::Graph& graph) {
     s->x = graph.tensor(op.inputs[0]).shape;
     s->y = graph.tensor(op.outputs[0]).shape;
     s->layouts.blocked = impl_->preferred.tag;
+    s->one_thread = IsEltwise(op.op_type) || IsBinary(op.op_type);
     if (blocked[op.inputs[0].value()]) s->layouts.src = Layout::kBlocked;
     if (blocked[op.outputs[0].value()]) s->layouts.dst = Layout::kBlocked;
     impl_->nodes[&op] = std::move(s);
@@ -100,11 +125,13 @@ StatusOr<bool> DnnlOps::Run(const graph::Node& op, const std::vector<TensorRef>&
   // libgomp is not instrumented: ThreadSanitizer would report its team's barriers as races.
   omp_set_num_threads(1);
 #endif
+  std::optional<ScopedTeamSize> team;
+  if (s.one_thread) team.emplace(1);
   std::shared_ptr<NodePrimitive> p;
   {
     std::lock_guard<std::mutex> lock(s.lock);
-    if (s.built == nullptr || s.built->threads != omp_get_max_threads())
-      s.built = Make(*s.graph, *s.node, s.layouts);
+    if (s.built == nullptr || !Current(*s.built, op, inputs))
+      s.built = Make(*s.graph, *s.node, s.layouts, &inputs);
     p = s.built;
   }
   if (p == nullptr)
@@ -116,6 +143,20 @@ StatusOr<bool> DnnlOps::Run(const graph::Node& op, const std::vector<TensorRef>&
 int DnnlOps::num_nodes() const { return static_cast<int>(impl_->nodes.size()); }
 int DnnlOps::num_blocked_tensors() const { return impl_->blocked_tensors; }
 
+DnnlOps::ScopedTeamSize::ScopedTeamSize(int threads) : old_(omp_get_max_threads()) {
+  omp_set_num_threads(threads);
+}
+DnnlOps::ScopedTeamSize::~ScopedTeamSize() { omp_set_num_threads(old_); }
+
+namespace {
+void PinCallingThread(int core) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(core, &set);
+  pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+}  // namespace
+
 void DnnlOps::BindTeam(const std::vector<int>& cores) {
 #if defined(__SANITIZE_THREAD__)
   (void)cores;
@@ -124,17 +165,18 @@ void DnnlOps::BindTeam(const std::vector<int>& cores) {
   const int n = cores.empty() ? 1 : static_cast<int>(cores.size());
   omp_set_num_threads(n);
   if (cores.empty()) return;
-  // libgomp keeps a master thread's team threads for its later parallel regions: pinning each
-  // to one core now keeps them there. Unpinned, two threads of a team could share a core while
-  // the other runs something else, and each barrier then waits for a time slice (24 ms per
-  // primitive measured on a loaded 2-core VM, against microseconds pinned).
+  PinCallingThread(cores[0]);
+  // libgomp keeps a thread's team for its later parallel regions: pinning each team thread to
+  // one core once keeps it there (the executor's threads persist across runs, so this runs once
+  // per thread). Unpinned, two threads of a team could share a core while the other core runs
+  // something else, and every barrier then waits for a time slice (24 ms per primitive measured
+  // on a loaded 2-core VM, against microseconds pinned).
+  thread_local std::vector<int> pinned;
+  if (pinned == cores) return;
+  pinned = cores;
 #pragma omp parallel num_threads(n)
-  {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cores[static_cast<size_t>(omp_get_thread_num()) % cores.size()], &set);
-    pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-  }
+  if (omp_get_thread_num() > 0)
+    PinCallingThread(cores[static_cast<size_t>(omp_get_thread_num()) % cores.size()]);
 #endif
 }
 

@@ -20,9 +20,19 @@ bool IsF32(const graph::Graph& g, TensorId t) {
   return t.valid() && g.tensor(t).dtype == graph::DType::kF32 && g.tensor(t).NumElements() > 0;
 }
 
-bool IsInitializer(const graph::Graph& g, TensorId t) {
-  const graph::Tensor& tensor = g.tensor(t);
-  return tensor.producer.valid() && g.node(tensor.producer).kind == graph::NodeKind::kWeight;
+// A graph initializer, a Constant's output, or one of those passed through Identity ops (PyTorch
+// exports read many weights through an Identity): its values are the same in every run.
+bool IsConstant(const graph::Graph& g, TensorId t) {
+  for (int depth = 0; depth < 16; ++depth) {
+    const graph::Tensor& tensor = g.tensor(t);
+    if (!tensor.producer.valid()) return false;
+    const graph::Node& producer = g.node(tensor.producer);
+    if (producer.kind == graph::NodeKind::kWeight || producer.op_type == "Constant") return true;
+    if (producer.op_type != "Identity" || producer.inputs.empty() || !producer.inputs[0].valid())
+      return false;
+    t = producer.inputs[0];
+  }
+  return false;
 }
 
 // Reorders between the executor's layouts and the primitive's, where they differ.
@@ -72,7 +82,7 @@ std::unique_ptr<NodePrimitive> MakeConv(const graph::Graph& g, const graph::Node
   p->user_w = ConvWeightsDesc(w, group);
   p->has_weights = true;
   p->has_bias = bias;
-  p->const_weights = IsInitializer(g, op.inputs[1]);
+  p->const_weights = IsConstant(g, op.inputs[1]);
   const memory::desc any_src(Dims(x), memory::data_type::f32, tag::any);
   const memory::desc any_dst(Dims(y), memory::data_type::f32, tag::any);
   const memory::desc any_w(p->user_w.dims(), memory::data_type::f32, tag::any);
@@ -136,12 +146,15 @@ std::unique_ptr<NodePrimitive> MakePool(const graph::Graph& g, const graph::Node
   const auto& [algo, win] = *window;
   auto p = std::make_unique<NodePrimitive>();
   p->threads = omp_get_max_threads();
+  // The output in the input's layout (oneDNN's fast pooling keeps it), reordered if need be.
   p->user_src = p->src = ActivationDesc(x, layouts.src, layouts.blocked);
-  p->user_dst = p->dst = ActivationDesc(y, layouts.dst, layouts.blocked);
+  p->user_dst = ActivationDesc(y, layouts.dst, layouts.blocked);
+  p->dst = ActivationDesc(y, layouts.src, layouts.blocked);
   try {
     dnnl::pooling_forward::desc d(dnnl::prop_kind::forward_inference, algo, p->src, p->dst,
                                   win.strides, win.kernel, win.pad_l, win.pad_r);
     p->prim = dnnl::pooling_forward(dnnl::pooling_forward::primitive_desc(d, Engine()));
+    AddReorders(*p);
   } catch (const dnnl::error&) {
     return nullptr;
   }

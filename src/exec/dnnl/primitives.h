@@ -26,6 +26,9 @@ struct NodePrimitive {
   dnnl::memory::desc src, dst, w;                       // what the primitive reads and writes
   dnnl::reorder src_reorder, dst_reorder, w_reorder;      // empty when the layouts agree
   bool has_weights = false, has_bias = false;
+  bool binary = false;  // a second source (src1) of the same layout
+  dnnl::memory::desc src1;
+  float alpha = 0.0f, beta = 0.0f;  // eltwise: Clip's bounds the primitive was made with
   bool const_weights = false;  // input 1 is a graph initializer: reorder it once
   std::once_flag packed_once;
   dnnl::memory packed_w;
@@ -44,6 +47,14 @@ std::unique_ptr<NodePrimitive> MakeConv(const graph::Graph& graph, const graph::
                                         const Layouts& layouts);
 std::unique_ptr<NodePrimitive> MakePool(const graph::Graph& graph, const graph::Node& op,
                                         const Layouts& layouts);
+
+// Relu, Clip (eltwise; `in`, when given, holds Clip's bound inputs) and Add/Sub/Mul/Div of equal
+// shapes (binary), on flat views of their tensors.
+std::unique_ptr<NodePrimitive> MakeEltwise(const graph::Graph& graph, const graph::Node& op,
+                                           const std::vector<TensorRef>* in);
+std::unique_ptr<NodePrimitive> MakeBinary(const graph::Graph& graph, const graph::Node& op);
+// Clip's bounds: its attributes (opset < 11) or its inputs 1 and 2 when `in` has them.
+std::pair<float, float> ClipBounds(const graph::Node& op, const std::vector<TensorRef>* in);
 
 // The activation layout oneDNN's convolutions prefer on this CPU (nChw8c on AVX2, nChw16c or NHWC
 // on AVX-512): its format tag and the channel count it needs to be a multiple of (so that a

@@ -61,6 +61,7 @@ Status RunNode(NodePrimitive& p, const std::vector<TensorRef>& in,
     if (p.dst_reorder) dst = dnnl::memory(p.dst, eng, scratch.Get(2, p.dst.get_size()));
     std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}};
     if (p.has_weights) args.emplace(DNNL_ARG_WEIGHTS, Weights(p, in[1], s));
+    if (p.binary) args.emplace(DNNL_ARG_SRC_1, dnnl::memory(p.src1, eng, in[1].data));
     if (p.has_bias) args.emplace(DNNL_ARG_BIAS, dnnl::memory(p.bias, eng, in[2].data));
     p.prim.execute(s, args);
     if (p.dst_reorder) p.dst_reorder.execute(s, dst, user_dst);
