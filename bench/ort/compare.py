@@ -13,7 +13,7 @@ ORT with as many threads. Prints per model the median over rounds of each side's
 ratio hexplan / ORT (below 1: hexplan faster). ONNX Runtime is the npm package onnxruntime-node,
 installed into `--work`/node_modules with `npm install --ignore-scripts` when missing (its CPU
 library ships inside the package; the install script only fetches GPU providers).
-Models: bench/ort/export_torchvision.py writes mobilenet_v2 and resnet50.
+Models: bench/ort/export_models.py writes mobilenet_v2 and resnet50.
 """
 import argparse
 import json

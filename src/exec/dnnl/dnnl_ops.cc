@@ -35,6 +35,7 @@ std::unique_ptr<NodePrimitive> Make(const graph::Graph& g, const graph::Node& op
   if (IsPool(op.op_type)) return dnnl_impl::MakePool(g, op, layouts);
   if (IsEltwise(op.op_type)) return dnnl_impl::MakeEltwise(g, op, in);
   if (IsBinary(op.op_type)) return dnnl_impl::MakeBinary(g, op);
+  if (op.op_type == "LSTM") return dnnl_impl::MakeLstm(g, op);
   return nullptr;
 }
 

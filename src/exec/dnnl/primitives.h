@@ -29,6 +29,11 @@ struct NodePrimitive {
   bool binary = false;  // a second source (src1) of the same layout
   dnnl::memory::desc src1;
   float alpha = 0.0f, beta = 0.0f;  // eltwise: Clip's bounds the primitive was made with
+  // LSTM: {S, B, I, H}; the recurrent weights, states and packed weights and bias.
+  bool lstm = false;
+  std::vector<int64_t> lstm_dims;
+  dnnl::memory::desc user_w_iter, w_iter, src_iter, src_iter_c, dst_iter, dst_iter_c;
+  dnnl::memory packed_w_iter, packed_bias;
   bool const_weights = false;  // input 1 is a graph initializer: reorder it once
   std::once_flag packed_once;
   dnnl::memory packed_w;
@@ -53,6 +58,10 @@ std::unique_ptr<NodePrimitive> MakePool(const graph::Graph& graph, const graph::
 std::unique_ptr<NodePrimitive> MakeEltwise(const graph::Graph& graph, const graph::Node& op,
                                            const std::vector<TensorRef>* in);
 std::unique_ptr<NodePrimitive> MakeBinary(const graph::Graph& graph, const graph::Node& op);
+// ONNX LSTM (one direction, default activations; sequence_lens and peepholes refused).
+std::unique_ptr<NodePrimitive> MakeLstm(const graph::Graph& graph, const graph::Node& op);
+Status RunLstm(NodePrimitive& p, const std::vector<TensorRef>& inputs,
+               const std::vector<TensorRef>& outputs, dnnl::stream& stream, void* dst_scratch);
 // Clip's bounds: its attributes (opset < 11) or its inputs 1 and 2 when `in` has them.
 std::pair<float, float> ClipBounds(const graph::Node& op, const std::vector<TensorRef>* in);
 

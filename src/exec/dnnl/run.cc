@@ -52,6 +52,7 @@ Status RunNode(NodePrimitive& p, const std::vector<TensorRef>& in,
     const dnnl::engine& eng = Engine();
     dnnl::stream& s = ThreadStream();
     Scratch& scratch = ThreadScratch();
+    if (p.lstm) return RunLstm(p, in, out, s, scratch.Get(2, p.user_dst.get_size()));
     dnnl::memory user_src(p.user_src, eng, in[0].data), src = user_src;
     if (p.src_reorder) {
       src = dnnl::memory(p.src, eng, scratch.Get(0, p.src.get_size()));
