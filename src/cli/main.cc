@@ -1,11 +1,11 @@
 // hexplan: plans and runs deep-learning inference on heterogeneous hardware.
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <string>
 #include <vector>
-
-#include <unistd.h>
 
 #include "cli/cli_progress.h"
 #include "cli/command.h"

@@ -1,11 +1,10 @@
 #include "hexplan/exec/values.h"
 
-#include "hexplan/exec/dnnl_ops.h"
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 
+#include "hexplan/exec/dnnl_ops.h"
 #include "hexplan/graph/analysis.h"
 
 namespace hx::exec {

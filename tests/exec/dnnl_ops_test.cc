@@ -117,12 +117,13 @@ TEST(DnnlOpsTest, BlockedChainMatchesNaiveReference) {
   Built b;
   TensorId x = b.g.node(b.g.AddInput("x", DType::kF32, {1, 16, 12, 12})).outputs[0];
   auto pads1 = Attrs({{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
-  TensorId c1 = b.Add("Conv", "c1", {x, b.Weight("c1.weight", {32, 16, 3, 3})}, {1, 32, 12, 12},
-                      pads1);
+  TensorId c1 =
+      b.Add("Conv", "c1", {x, b.Weight("c1.weight", {32, 16, 3, 3})}, {1, 32, 12, 12}, pads1);
   TensorId r1 = b.Add("Relu", "r1", {c1}, {1, 32, 12, 12});
   auto dw = pads1;
   dw.Set("group", int64_t{32});
-  TensorId c2 = b.Add("Conv", "c2", {r1, b.Weight("c2.weight", {32, 1, 3, 3})}, {1, 32, 12, 12}, dw);
+  TensorId c2 =
+      b.Add("Conv", "c2", {r1, b.Weight("c2.weight", {32, 1, 3, 3})}, {1, 32, 12, 12}, dw);
   TensorId k2 = b.Add("Clip", "k2", {c2}, {1, 32, 12, 12}, Attrs({{"min", 0.0}, {"max", 0.05}}));
   TensorId s = b.Add("Add", "s", {k2, r1}, {1, 32, 12, 12});
   TensorId mp = b.Add("MaxPool", "mp", {s}, {1, 32, 6, 6},
@@ -137,7 +138,9 @@ TEST(DnnlOpsTest, BlockedChainMatchesNaiveReference) {
   EXPECT_EQ(ExpectMatchesReference(b.g, &blocked), 8);
   // c1, r1, c2, k2, s, mp and ap stay blocked (gap is a graph output: NCHW) on a CPU where
   // oneDNN's convolutions prefer a blocked layout.
-  if (blocked > 0) EXPECT_EQ(blocked, 7);
+  if (blocked > 0) {
+    EXPECT_EQ(blocked, 7);
+  }
 }
 
 // PyTorch exports read weights through Identity ops: they are still constants, packed at the
@@ -171,6 +174,26 @@ TEST(DnnlOpsTest, WeightsFromAGraphInputAreNotCached) {
     ASSERT_TRUE(ref.ok()) << ref.status().ToString();
     EXPECT_LT(MaxRelativeError(r->outputs[0], (*ref)[0]), 1e-4) << "seed " << seed;
   }
+}
+
+}  // namespace
+}  // namespace hx::exec
+
+namespace hx::exec {
+namespace {
+
+// Add/Mul/Sub/Div with one input broadcast (numpy rules), the broadcast one first for Mul (oneDNN
+// broadcasts only its second source: the sources swap).
+TEST(DnnlOpsTest, BroadcastBinaryOpsMatchNaiveReference) {
+  Built b;
+  TensorId x = b.g.node(b.g.AddInput("x", DType::kF32, {2, 3, 4})).outputs[0];
+  TensorId d = b.g.node(b.g.AddInput("d", DType::kF32, {2, 3, 4})).outputs[0];
+  TensorId add = b.Add("Add", "add", {x, b.Weight("bias", {4})}, {2, 3, 4});
+  TensorId mul = b.Add("Mul", "mul", {b.Weight("scale", {3, 1}), add}, {2, 3, 4});
+  TensorId sub = b.Add("Sub", "sub", {mul, b.Weight("shift", {1, 1, 4})}, {2, 3, 4});
+  TensorId div = b.Add("Div", "div", {sub, b.Add("Add", "den", {d, d}, {2, 3, 4})}, {2, 3, 4});
+  b.g.AddOutput(div);
+  EXPECT_EQ(ExpectMatchesReference(b.g), 5);
 }
 
 }  // namespace

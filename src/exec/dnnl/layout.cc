@@ -8,9 +8,9 @@ namespace hx::exec::dnnl_impl {
 namespace {
 
 const std::set<std::string>& UnaryAgnostic() {
-  static const std::set<std::string> ops = {"Relu", "Clip",     "Sigmoid", "Tanh", "Exp",
-                                            "Neg",  "Abs",      "Sqrt",    "Erf",  "Identity",
-                                            "SiLU", "HardSwish"};
+  static const std::set<std::string> ops = {"Relu", "Clip",     "Sigmoid", "Tanh",
+                                            "Exp",  "Neg",      "Abs",     "Sqrt",
+                                            "Erf",  "Identity", "SiLU",    "HardSwish"};
   return ops;
 }
 const std::set<std::string>& NaryAgnostic() {
@@ -42,8 +42,7 @@ bool Blockable(const graph::Tensor& t, int64_t block) {
 bool IsLayoutAgnostic(const graph::Graph& graph, const graph::Node& op) {
   if (!op.is_op() || op.outputs.size() != 1 || !(op.domain.empty() || op.domain == "ai.onnx"))
     return false;
-  if (UnaryAgnostic().count(op.op_type) == 0 && NaryAgnostic().count(op.op_type) == 0)
-    return false;
+  if (UnaryAgnostic().count(op.op_type) == 0 && NaryAgnostic().count(op.op_type) == 0) return false;
   const graph::Shape& out = graph.tensor(op.outputs[0]).shape;
   for (size_t i = 0; i < LayoutInputCount(op); ++i)
     if (i >= op.inputs.size() || !op.inputs[i].valid() || graph.tensor(op.inputs[i]).shape != out)
@@ -75,12 +74,11 @@ std::vector<bool> PlanBlockedTensors(const graph::Graph& graph, const std::vecto
     }
     for (NodeId c : tensor.consumers) {
       const graph::Node& reader = graph.node(c);
-      const bool layout_input =
-          agnostic[c.value()] && [&] {
-            for (size_t i = 0; i < LayoutInputCount(reader); ++i)
-              if (reader.inputs[i].value() == t) return true;
-            return false;
-          }();
+      const bool layout_input = agnostic[c.value()] && [&] {
+        for (size_t i = 0; i < LayoutInputCount(reader); ++i)
+          if (reader.inputs[i].value() == t) return true;
+        return false;
+      }();
       if (!(dnnl_op[c.value()] && reader.inputs[0].value() == t) && !layout_input) fine = false;
     }
     if (!fine) ok[classes.Find(t)] = false;

@@ -32,8 +32,7 @@ bool IsConstantInput(const graph::Graph& g, TensorId t) {
 void ToLdigo(const float* w, int64_t K, int64_t H, float* out) {
   for (int64_t k = 0; k < K; ++k)
     for (int g = 0; g < 4; ++g)
-      for (int64_t o = 0; o < H; ++o)
-        out[(k * 4 + g) * H + o] = w[(kOnnxGate[g] * H + o) * K + k];
+      for (int64_t o = 0; o < H; ++o) out[(k * 4 + g) * H + o] = w[(kOnnxGate[g] * H + o) * K + k];
 }
 
 }  // namespace
@@ -73,12 +72,12 @@ std::unique_ptr<NodePrimitive> MakeLstm(const graph::Graph& g, const graph::Node
   p->dst_iter = has_out(1) ? iter : memory::desc();
   p->dst_iter_c = has_out(2) ? iter : memory::desc();
   try {
-    dnnl::lstm_forward::desc d(
-        dnnl::prop_kind::forward_inference,
-        dir == "forward" ? dnnl::rnn_direction::unidirectional_left2right
-                         : dnnl::rnn_direction::unidirectional_right2left,
-        p->user_src, p->src_iter, p->src_iter_c, F32({1, 1, I, 4, H}, tag::any),
-        F32({1, 1, H, 4, H}, tag::any), p->bias, p->user_dst, p->dst_iter, p->dst_iter_c);
+    dnnl::lstm_forward::desc d(dnnl::prop_kind::forward_inference,
+                               dir == "forward" ? dnnl::rnn_direction::unidirectional_left2right
+                                                : dnnl::rnn_direction::unidirectional_right2left,
+                               p->user_src, p->src_iter, p->src_iter_c,
+                               F32({1, 1, I, 4, H}, tag::any), F32({1, 1, H, 4, H}, tag::any),
+                               p->bias, p->user_dst, p->dst_iter, p->dst_iter_c);
     dnnl::lstm_forward::primitive_desc pd(d, Engine());
     p->w = pd.weights_layer_desc();
     p->w_iter = pd.weights_iter_desc();

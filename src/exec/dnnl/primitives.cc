@@ -13,7 +13,8 @@ using tag = memory::format_tag;
 memory::dims Dims(const graph::Shape& s) { return memory::dims(s.begin(), s.end()); }
 
 memory::desc ActivationDesc(const graph::Shape& s, Layout layout, tag blocked) {
-  return memory::desc(Dims(s), memory::data_type::f32, layout == Layout::kNchw ? tag::nchw : blocked);
+  return memory::desc(Dims(s), memory::data_type::f32,
+                      layout == Layout::kNchw ? tag::nchw : blocked);
 }
 
 bool IsF32(const graph::Graph& g, TensorId t) {

@@ -4,7 +4,6 @@
 // them, and the weights reordered once. Built by MakeConv / MakePool, run by RunNode.
 
 #include <dnnl.hpp>
-
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -24,9 +23,10 @@ struct NodePrimitive {
   dnnl::primitive prim;
   dnnl::memory::desc user_src, user_dst, user_w, bias;  // the executor's buffers
   dnnl::memory::desc src, dst, w;                       // what the primitive reads and writes
-  dnnl::reorder src_reorder, dst_reorder, w_reorder;      // empty when the layouts agree
+  dnnl::reorder src_reorder, dst_reorder, w_reorder;    // empty when the layouts agree
   bool has_weights = false, has_bias = false;
-  bool binary = false;  // a second source (src1) of the same layout
+  bool binary = false;  // a second source (src1): the same layout, or broadcast
+  bool swap_sources = false;  // src is input 1, src1 input 0
   dnnl::memory::desc src1;
   float alpha = 0.0f, beta = 0.0f;  // eltwise: Clip's bounds the primitive was made with
   // LSTM: {S, B, I, H}; the recurrent weights, states and packed weights and bias.
@@ -53,8 +53,9 @@ std::unique_ptr<NodePrimitive> MakeConv(const graph::Graph& graph, const graph::
 std::unique_ptr<NodePrimitive> MakePool(const graph::Graph& graph, const graph::Node& op,
                                         const Layouts& layouts);
 
-// Relu, Clip (eltwise; `in`, when given, holds Clip's bound inputs) and Add/Sub/Mul/Div of equal
-// shapes (binary), on flat views of their tensors.
+// Relu, Clip (eltwise; `in`, when given, holds Clip's bound inputs) on flat views of their
+// tensors; Add/Sub/Mul/Div (binary) of equal shapes on flat views, or with one input broadcast
+// (numpy rules) to the other's shape, the output's, on row-major views.
 std::unique_ptr<NodePrimitive> MakeEltwise(const graph::Graph& graph, const graph::Node& op,
                                            const std::vector<TensorRef>* in);
 std::unique_ptr<NodePrimitive> MakeBinary(const graph::Graph& graph, const graph::Node& op);

@@ -53,7 +53,8 @@ Status RunNode(NodePrimitive& p, const std::vector<TensorRef>& in,
     dnnl::stream& s = ThreadStream();
     Scratch& scratch = ThreadScratch();
     if (p.lstm) return RunLstm(p, in, out, s, scratch.Get(2, p.user_dst.get_size()));
-    dnnl::memory user_src(p.user_src, eng, in[0].data), src = user_src;
+    void* const src0 = p.swap_sources ? in[1].data : in[0].data;
+    dnnl::memory user_src(p.user_src, eng, src0), src = user_src;
     if (p.src_reorder) {
       src = dnnl::memory(p.src, eng, scratch.Get(0, p.src.get_size()));
       p.src_reorder.execute(s, user_src, src);
@@ -62,7 +63,9 @@ Status RunNode(NodePrimitive& p, const std::vector<TensorRef>& in,
     if (p.dst_reorder) dst = dnnl::memory(p.dst, eng, scratch.Get(2, p.dst.get_size()));
     std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}};
     if (p.has_weights) args.emplace(DNNL_ARG_WEIGHTS, Weights(p, in[1], s));
-    if (p.binary) args.emplace(DNNL_ARG_SRC_1, dnnl::memory(p.src1, eng, in[1].data));
+    if (p.binary)
+      args.emplace(DNNL_ARG_SRC_1,
+                   dnnl::memory(p.src1, eng, p.swap_sources ? in[0].data : in[1].data));
     if (p.has_bias) args.emplace(DNNL_ARG_BIAS, dnnl::memory(p.bias, eng, in[2].data));
     p.prim.execute(s, args);
     if (p.dst_reorder) p.dst_reorder.execute(s, dst, user_dst);
