@@ -39,6 +39,24 @@ std::unique_ptr<NodePrimitive> Make(const graph::Graph& g, const graph::Node& op
   return nullptr;
 }
 
+// Work between two barriers of a team small enough that waking the team's other threads (tens of
+// microseconds on a VM, far more on a loaded one) costs more than it saves: a Conv under 4 MFLOP,
+// an LSTM under 4 MFLOP per time step (oneDNN synchronises the team at every step).
+bool IsSmall(const graph::Graph& g, const graph::Node& op) {
+  constexpr double kFlops = 4e6;
+  if (op.op_type == "Conv") {
+    const graph::Shape& w = g.tensor(op.inputs[1]).shape;
+    const double per_output = 2.0 * static_cast<double>(w[1] * w[2] * w[3]);
+    return per_output * static_cast<double>(g.tensor(op.outputs[0]).NumElements()) < kFlops;
+  }
+  if (op.op_type == "LSTM") {
+    const graph::Shape& x = g.tensor(op.inputs[0]).shape;
+    const graph::Shape& r = g.tensor(op.inputs[2]).shape;
+    return 2.0 * static_cast<double>(x[1] * r[1] * (x[2] + r[2])) < kFlops;
+  }
+  return false;
+}
+
 // Whether the primitive `p` was made for this run: the calling thread's team size, and for Clip
 // the bounds its inputs hold now.
 bool Current(const NodePrimitive& p, const graph::Node& op, const std::vector<TensorRef>& in) {
@@ -107,7 +125,7 @@ void DnnlOps::Prepare(const graph::Graph& graph) {
     s->x = graph.tensor(op.inputs[0]).shape;
     s->y = graph.tensor(op.outputs[0]).shape;
     s->layouts.blocked = impl_->preferred.tag;
-    s->one_thread = IsEltwise(op.op_type) || IsBinary(op.op_type);
+    s->one_thread = IsEltwise(op.op_type) || IsBinary(op.op_type) || IsSmall(graph, op);
     if (blocked[op.inputs[0].value()]) s->layouts.src = Layout::kBlocked;
     if (blocked[op.outputs[0].value()]) s->layouts.dst = Layout::kBlocked;
     impl_->nodes[&op] = std::move(s);

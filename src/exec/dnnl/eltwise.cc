@@ -70,9 +70,9 @@ namespace {
 
 // Row-major (plain) descriptor of `dims`.
 memory::desc Plain(const memory::dims& dims) {
-  static const memory::format_tag tags[] = {
-      memory::format_tag::a,    memory::format_tag::ab,    memory::format_tag::abc,
-      memory::format_tag::abcd, memory::format_tag::abcde, memory::format_tag::abcdef};
+  static const memory::format_tag tags[] = {memory::format_tag::a,     memory::format_tag::ab,
+                                            memory::format_tag::abc,   memory::format_tag::abcd,
+                                            memory::format_tag::abcde, memory::format_tag::abcdef};
   return memory::desc(dims, memory::data_type::f32, tags[dims.size() - 1]);
 }
 

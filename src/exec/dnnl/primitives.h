@@ -25,7 +25,7 @@ struct NodePrimitive {
   dnnl::memory::desc src, dst, w;                       // what the primitive reads and writes
   dnnl::reorder src_reorder, dst_reorder, w_reorder;    // empty when the layouts agree
   bool has_weights = false, has_bias = false;
-  bool binary = false;  // a second source (src1): the same layout, or broadcast
+  bool binary = false;        // a second source (src1): the same layout, or broadcast
   bool swap_sources = false;  // src is input 1, src1 input 0
   dnnl::memory::desc src1;
   float alpha = 0.0f, beta = 0.0f;  // eltwise: Clip's bounds the primitive was made with
