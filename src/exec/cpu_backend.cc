@@ -62,6 +62,8 @@ StatusOr<std::unique_ptr<CpuBackend>> CpuBackend::Create(const hw::Cluster& clus
   }
   // Each device thread runs its GEMMs on its own cores: one BLAS thread per call.
   openblas_set_num_threads(1);
+  if (options.dnnl && !options.naive_kernels && !options.empty_kernels)
+    backend->dnnl_ = std::make_unique<DnnlOps>();
   return backend;
 }
 
@@ -74,12 +76,17 @@ Status CpuBackend::CheckDevice(int device) const {
 Status CpuBackend::BindThread(int device) {
   HX_RETURN_IF_ERROR(CheckDevice(device));
   const Device& d = *devices_[static_cast<size_t>(device)];
-  if (!options_.pin_threads || d.cores.empty()) return Status::Ok();
+  if (!options_.pin_threads || d.cores.empty()) {
+    if (dnnl_ != nullptr) DnnlOps::BindTeam({});  // an unpinned team could share one core
+    return Status::Ok();
+  }
   cpu_set_t set;
   CPU_ZERO(&set);
   for (int core : d.cores) CPU_SET(core, &set);
   if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set) != 0)
     return Internal("cpu backend: cannot pin a thread to the cores of '" + d.name + "'");
+  // oneDNN's OpenMP team for this thread: one thread per core of the group, pinned core by core.
+  if (dnnl_ != nullptr) DnnlOps::BindTeam(d.cores);
   return Status::Ok();
 }
 
@@ -220,11 +227,19 @@ bool CpuBackend::Supports(const graph::Node& op) const {
   return (op.domain.empty() || op.domain == "ai.onnx") && HasCpuKernel(op.op_type);
 }
 
+void CpuBackend::PrepareGraph(const graph::Graph& graph) {
+  if (dnnl_ != nullptr) dnnl_->Prepare(graph);
+}
+
 Status CpuBackend::Launch(int device, const graph::Node& op, const std::vector<TensorRef>& inputs,
                           const std::vector<TensorRef>& outputs) {
   HX_RETURN_IF_ERROR(CheckDevice(device));
   devices_[static_cast<size_t>(device)]->launched.fetch_add(1);
   if (options_.empty_kernels) return Status::Ok();
+  if (dnnl_ != nullptr) {
+    HX_ASSIGN_OR_RETURN(const bool ran, dnnl_->Run(op, inputs, outputs));
+    if (ran) return Status::Ok();
+  }
   KernelOptions k;
   k.naive = options_.naive_kernels;
   return RunCpuKernel(op, inputs, outputs, k);

@@ -283,6 +283,7 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(
                              std::to_string(t.Bytes()) + " bytes");
   }
   e->weights_ = weights;
+  backend->PrepareGraph(graph);  // per-node kernel state (oneDNN primitives), made once
 
   e->track_names_ = std::make_shared<std::vector<std::string>>();
   for (const plan::Stream& s : e->tasks_.streams) e->track_names_->push_back(s.name);
@@ -775,15 +776,17 @@ StatusOr<ExecResult> Executor::Run(const std::map<std::string, HostTensor>& inpu
     return setup;
   }
 
-  std::vector<std::thread> threads;
-  threads.reserve(tasks_.streams.size());
-  for (uint32_t k = 0; k < tasks_.streams.size(); ++k) {
-    if (inline_stream_[k]) continue;
-    threads.emplace_back([this, &s, k] {
-      Status st = tasks_.streams[k].compute ? RunComputeStream(s, k) : RunCopyStream(s, k);
-      if (!st.ok()) s.Fail(st);
-    });
-  }
+  // The streams with a thread run on the executor's persistent threads (started by the first run).
+  std::vector<uint32_t> threaded;
+  for (uint32_t k = 0; k < tasks_.streams.size(); ++k)
+    if (!inline_stream_[k]) threaded.push_back(k);
+  if (workers_ == nullptr) workers_ = std::make_unique<WorkerPool>(threaded.size());
+  const std::function<void(size_t)> job = [this, &s, &threaded](size_t i) {
+    const uint32_t k = threaded[i];
+    Status st = tasks_.streams[k].compute ? RunComputeStream(s, k) : RunCopyStream(s, k);
+    if (!st.ok()) s.Fail(st);
+  };
+  workers_->Start(job);
   {
     std::lock_guard<std::mutex> lock(s.mu);
     s.go = true;
@@ -800,7 +803,7 @@ StatusOr<ExecResult> Executor::Run(const std::map<std::string, HostTensor>& inpu
   }
   // Watchdog: the run fails when no task finishes for options_.watchdog_s.
   Watch(s);
-  for (std::thread& t : threads) t.join();
+  workers_->Wait();
   if (s.failed) {
     FreeAll(s);
     return s.error;

@@ -167,6 +167,7 @@ StatusOr<std::vector<double>> MeasureAlone(const graph::Graph& graph,
     if (!backend.Supports(graph.node(op)))
       return Unimplemented("op '" + graph.node(op).name + "': the " + backend.name() +
                            " backend has no kernel for op type '" + graph.node(op).op_type + "'");
+  backend.PrepareGraph(graph);
   // A fresh thread, so that pinning it does not pin the caller.
   StatusOr<std::vector<double>> result = Internal("profile: not run");
   std::vector<int> runs_used;
@@ -191,6 +192,7 @@ StatusOr<std::vector<std::vector<double>>> MeasureOpTimesConcurrently(
     const std::map<std::string, HostTensor>& inputs, DeviceBackend& backend,
     const std::vector<int>& devices, const ProfileOptions& options,
     const std::vector<int>& runs_per_op) {
+  backend.PrepareGraph(graph);
   std::barrier<> sync(static_cast<std::ptrdiff_t>(devices.size()));
   std::vector<StatusOr<std::vector<double>>> results(devices.size(), Internal("profile: not run"));
   std::vector<std::vector<int>> used(devices.size());

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "hexplan/exec/dnnl_ops.h"
 #include "hexplan/graph/analysis.h"
 
 namespace hx::exec {
@@ -231,6 +232,10 @@ StatusOr<std::vector<HostTensor>> RunReference(const Graph& graph,
   // Op outputs live in `values`; inputs and weights are read where they are.
   std::vector<HostTensor> values(graph.num_tensors());
   std::vector<const uint8_t*> where(graph.num_tensors(), nullptr);
+  // The fast kernels are the CPU backend's: oneDNN's where it runs the op, on one thread.
+  std::unique_ptr<DnnlOps> dnnl = options.naive ? nullptr : std::make_unique<DnnlOps>();
+  if (dnnl != nullptr) dnnl->Prepare(graph);
+  const DnnlOps::ScopedTeamSize one_thread(1);
   auto ref = [&](TensorId t) {
     TensorRef r;
     if (!t.valid()) return r;
@@ -263,6 +268,10 @@ StatusOr<std::vector<HostTensor>> RunReference(const Graph& graph,
             where[t.value()] = values[t.value()].bytes.data();
           }
           out.push_back(ref(t));
+        }
+        if (dnnl != nullptr) {
+          HX_ASSIGN_OR_RETURN(const bool ran, dnnl->Run(node, in, out));
+          if (ran) break;
         }
         HX_RETURN_IF_ERROR(RunCpuKernel(node, in, out, options));
         break;

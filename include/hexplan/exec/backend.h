@@ -65,6 +65,10 @@ class DeviceBackend {
   // Whether a kernel on `device` may read host memory directly (direct host access, DHA).
   virtual bool CanReadHostMemory(int device) const = 0;
   virtual bool Supports(const graph::Node& op) const = 0;
+  // Called with the graph before its ops are launched (Executor::Create, the profiler): a backend
+  // may make per-node state here (the CPU backend's oneDNN primitives and tensor layouts). Not
+  // concurrent with Launch.
+  virtual void PrepareGraph(const graph::Graph& graph) { (void)graph; }
   // Runs (or enqueues) `op` on `device`; inputs and outputs point into device buffers (or host
   // memory for DHA weights).
   virtual Status Launch(int device, const graph::Node& op, const std::vector<TensorRef>& inputs,

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "hexplan/exec/backend.h"
+#include "hexplan/exec/dnnl_ops.h"
 #include "hexplan/exec/kernels.h"
 #include "hexplan/hw/cluster.h"
 
@@ -21,6 +22,9 @@ struct CpuBackendOptions {
   bool pin_threads = true;  // pin device threads to the cores their device names, copy threads
                             // to the cores of the devices they copy to
   bool naive_kernels = false;
+  // Run Conv and pooling on oneDNN (dnnl_ops.h) in graphs given to PrepareGraph; off, or with
+  // naive_kernels, every op runs on kernels.h.
+  bool dnnl = true;
   bool empty_kernels = false;  // launch does nothing (dispatch-overhead measurements)
   // Keep freed buffers for reuse by an allocation of the same size (a caching allocator, as GPU
   // runtimes have): the runs after the first reuse warm, already-faulted pages instead of paying
@@ -68,6 +72,7 @@ class CpuBackend final : public DeviceBackend {
                             int64_t offset, int64_t bytes) override;
   bool CanReadHostMemory(int device) const override { return true; }
   bool Supports(const graph::Node& op) const override;
+  void PrepareGraph(const graph::Graph& graph) override;
   Status Launch(int device, const graph::Node& op, const std::vector<TensorRef>& inputs,
                 const std::vector<TensorRef>& outputs) override;
   Event RecordEvent(int device) override;
@@ -95,6 +100,7 @@ class CpuBackend final : public DeviceBackend {
 
   CpuBackendOptions options_;
   std::vector<std::unique_ptr<Device>> devices_;
+  std::unique_ptr<DnnlOps> dnnl_;  // null when options_ turn oneDNN off
 };
 
 }  // namespace hx::exec

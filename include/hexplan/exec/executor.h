@@ -25,6 +25,7 @@
 #include "hexplan/core/status.h"
 #include "hexplan/exec/backend.h"
 #include "hexplan/exec/tensor.h"
+#include "hexplan/exec/worker_pool.h"
 #include "hexplan/graph/graph.h"
 #include "hexplan/hw/cluster.h"
 #include "hexplan/plan/plan.h"
@@ -147,7 +148,8 @@ class Executor {
   bool has_inline_streams_ = false;
   std::vector<uint32_t> done_index_;  // per task: its "done" mark in RunState (grouped by stream)
   size_t done_slots_ = 0;
-  std::unique_ptr<RunState> state_;  // reused by every Run
+  std::unique_ptr<RunState> state_;      // reused by every Run
+  std::unique_ptr<WorkerPool> workers_;  // the streams' threads, started by the first Run
 };
 
 }  // namespace hx::exec

@@ -51,7 +51,8 @@ Status CheckGraphInputsGiven(const graph::Graph& graph,
 Status CheckInputs(const graph::Graph& graph, const std::map<std::string, HostTensor>& inputs);
 
 // Runs the graph on the calling thread with the CPU kernels; returns the graph outputs in
-// graph.Outputs() order. With options.naive this is the reference the executor is tested against.
+// graph.Outputs() order. With options.naive this is the reference the executor is tested against;
+// without, the ops the CPU backend runs on oneDNN (dnnl_ops.h) run on it here too, one thread.
 StatusOr<std::vector<HostTensor>> RunReference(const graph::Graph& graph,
                                                const std::vector<HostTensor>& weights,
                                                const std::map<std::string, HostTensor>& inputs,

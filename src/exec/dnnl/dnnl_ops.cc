@@ -1,0 +1,209 @@
+#include "hexplan/exec/dnnl_ops.h"
+
+#include <omp.h>
+#include <pthread.h>
+#include <sched.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <optional>
+#include <unordered_map>
+
+#include "exec/dnnl/layout.h"
+#include "exec/dnnl/primitives.h"
+
+namespace hx::exec {
+namespace {
+
+using dnnl_impl::Layout;
+using dnnl_impl::NodePrimitive;
+
+bool IsPool(const std::string& t) {
+  return t == "MaxPool" || t == "AveragePool" || t == "GlobalAveragePool";
+}
+
+bool IsEltwise(const std::string& t) { return t == "Relu" || t == "Clip"; }
+bool IsBinary(const std::string& t) { return t == "Add" || t == "Sub" || t == "Mul" || t == "Div"; }
+
+// `in`: the inputs of a run (Clip's bounds), or null while preparing.
+std::unique_ptr<NodePrimitive> Make(const graph::Graph& g, const graph::Node& op,
+                                    const dnnl_impl::Layouts& layouts,
+                                    const std::vector<TensorRef>* in = nullptr) {
+  if (!op.is_op() || !(op.domain.empty() || op.domain == "ai.onnx")) return nullptr;
+  if (op.op_type == "Conv") return dnnl_impl::MakeConv(g, op, layouts);
+  if (IsPool(op.op_type)) return dnnl_impl::MakePool(g, op, layouts);
+  if (IsEltwise(op.op_type)) return dnnl_impl::MakeEltwise(g, op, in);
+  if (IsBinary(op.op_type)) return dnnl_impl::MakeBinary(g, op);
+  if (op.op_type == "LSTM") return dnnl_impl::MakeLstm(g, op);
+  return nullptr;
+}
+
+// Work between two barriers of a team small enough that waking the team's other threads (tens of
+// microseconds on a VM, far more on a loaded one) costs more than it saves: a Conv under 4 MFLOP,
+// an LSTM under 4 MFLOP per time step (oneDNN synchronises the team at every step).
+bool IsSmall(const graph::Graph& g, const graph::Node& op) {
+  constexpr double kFlops = 4e6;
+  if (op.op_type == "Conv") {
+    const graph::Shape& w = g.tensor(op.inputs[1]).shape;
+    const double per_output = 2.0 * static_cast<double>(w[1] * w[2] * w[3]);
+    return per_output * static_cast<double>(g.tensor(op.outputs[0]).NumElements()) < kFlops;
+  }
+  if (op.op_type == "LSTM") {
+    const graph::Shape& x = g.tensor(op.inputs[0]).shape;
+    const graph::Shape& r = g.tensor(op.inputs[2]).shape;
+    return 2.0 * static_cast<double>(x[1] * r[1] * (x[2] + r[2])) < kFlops;
+  }
+  return false;
+}
+
+// Whether the primitive `p` was made for this run: the calling thread's team size, and for Clip
+// the bounds its inputs hold now.
+bool Current(const NodePrimitive& p, const graph::Node& op, const std::vector<TensorRef>& in) {
+  if (p.threads != omp_get_max_threads()) return false;
+  if (op.op_type != "Clip") return true;
+  const auto [lo, hi] = dnnl_impl::ClipBounds(op, &in);
+  return lo == p.alpha && hi == p.beta;
+}
+
+// A node Prepare accepted. Its primitive is made on the thread that first runs it, for that
+// thread's OpenMP team, and made again if a thread with another team size runs it.
+struct NodeState {
+  const graph::Graph* graph = nullptr;
+  const graph::Node* node = nullptr;
+  // What the node looked like when prepared: a node of another graph at the same address (the
+  // graph was freed) must not run this state.
+  std::string op_type;
+  graph::Shape x, y;
+  dnnl_impl::Layouts layouts;
+  // Elementwise ops run on the calling thread alone: they are memory-bound, and each parallel
+  // region is a barrier the team waits at (a preempted team thread holds up the others).
+  bool one_thread = false;
+  std::mutex lock;
+  std::shared_ptr<NodePrimitive> built;
+};
+
+bool Matches(const NodeState& s, const graph::Node& op, const std::vector<TensorRef>& in,
+             const std::vector<TensorRef>& out) {
+  return s.op_type == op.op_type && !in.empty() && !out.empty() && in[0].shape != nullptr &&
+         out[0].shape != nullptr && *in[0].shape == s.x && *out[0].shape == s.y;
+}
+
+}  // namespace
+
+struct DnnlOps::Impl {
+  std::unordered_map<const graph::Node*, std::unique_ptr<NodeState>> nodes;
+  dnnl_impl::PreferredLayout preferred = dnnl_impl::PreferredActivationLayout();
+  int blocked_tensors = 0;
+};
+
+DnnlOps::DnnlOps() : impl_(std::make_unique<Impl>()) {}
+DnnlOps::~DnnlOps() = default;
+
+void DnnlOps::Prepare(const graph::Graph& graph) {
+  // dnnl_op: the ops that convert layouts (Conv, pooling); elementwise ops run on oneDNN too but
+  // keep their input's layout, as layout.h plans for them.
+  std::vector<bool> dnnl_op(graph.num_nodes(), false), handled(graph.num_nodes(), false);
+  for (NodeId id : graph.NodeIds()) {
+    const graph::Node& op = graph.node(id);
+    impl_->nodes.erase(&op);
+    handled[id.value()] = Make(graph, op, {}) != nullptr;
+    dnnl_op[id.value()] = handled[id.value()] && (op.op_type == "Conv" || IsPool(op.op_type));
+  }
+  std::vector<bool> blocked(graph.num_tensors(), false);
+  if (impl_->preferred.tag != dnnl::memory::format_tag::undef)
+    blocked = dnnl_impl::PlanBlockedTensors(graph, dnnl_op, impl_->preferred.block);
+  impl_->blocked_tensors = 0;
+  for (bool b : blocked) impl_->blocked_tensors += b ? 1 : 0;
+  for (NodeId id : graph.Ops()) {
+    if (!handled[id.value()]) continue;
+    const graph::Node& op = graph.node(id);
+    auto s = std::make_unique<NodeState>();
+    s->graph = &graph;
+    s->node = &op;
+    s->op_type = op.op_type;
+    s->x = graph.tensor(op.inputs[0]).shape;
+    s->y = graph.tensor(op.outputs[0]).shape;
+    s->layouts.blocked = impl_->preferred.tag;
+    s->one_thread = IsEltwise(op.op_type) || IsBinary(op.op_type) || IsSmall(graph, op);
+    if (blocked[op.inputs[0].value()]) s->layouts.src = Layout::kBlocked;
+    if (blocked[op.outputs[0].value()]) s->layouts.dst = Layout::kBlocked;
+    impl_->nodes[&op] = std::move(s);
+  }
+  if (std::getenv("HX_DNNL_DEBUG") != nullptr)
+    std::fprintf(stderr, "dnnl: %zu nodes, %d blocked tensors\n", impl_->nodes.size(),
+                 impl_->blocked_tensors);
+}
+
+StatusOr<bool> DnnlOps::Run(const graph::Node& op, const std::vector<TensorRef>& inputs,
+                            const std::vector<TensorRef>& outputs) {
+  auto it = impl_->nodes.find(&op);
+  if (it == impl_->nodes.end() || !Matches(*it->second, op, inputs, outputs)) return false;
+  NodeState& s = *it->second;
+#if defined(__SANITIZE_THREAD__)
+  // libgomp is not instrumented: ThreadSanitizer would report its team's barriers as races.
+  omp_set_num_threads(1);
+#endif
+  std::optional<ScopedTeamSize> team;
+  if (s.one_thread) team.emplace(1);
+  std::shared_ptr<NodePrimitive> p;
+  {
+    std::lock_guard<std::mutex> lock(s.lock);
+    if (s.built == nullptr || !Current(*s.built, op, inputs))
+      s.built = Make(*s.graph, *s.node, s.layouts, &inputs);
+    p = s.built;
+  }
+  if (p == nullptr)
+    return Internal(op.op_type + " '" + op.name +
+                    "': oneDNN refused the layouts it was planned with");
+  HX_RETURN_IF_ERROR(dnnl_impl::RunNode(*p, inputs, outputs));
+  return true;
+}
+
+int DnnlOps::num_nodes() const { return static_cast<int>(impl_->nodes.size()); }
+int DnnlOps::num_blocked_tensors() const { return impl_->blocked_tensors; }
+
+DnnlOps::ScopedTeamSize::ScopedTeamSize(int threads) : old_(omp_get_max_threads()) {
+  omp_set_num_threads(threads);
+}
+DnnlOps::ScopedTeamSize::~ScopedTeamSize() { omp_set_num_threads(old_); }
+
+namespace {
+void PinCallingThread(int core) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(core, &set);
+  pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+}  // namespace
+
+void DnnlOps::BindTeam(const std::vector<int>& cores) {
+#if defined(__SANITIZE_THREAD__)
+  (void)cores;
+  omp_set_num_threads(1);
+#else
+  const int n = cores.empty() ? 1 : static_cast<int>(cores.size());
+  omp_set_num_threads(n);
+  if (cores.empty()) return;
+  PinCallingThread(cores[0]);
+  // libgomp keeps a thread's team for its later parallel regions: pinning each team thread to
+  // one core once keeps it there (the executor's threads persist across runs, so this runs once
+  // per thread). Unpinned, two threads of a team could share a core while the other core runs
+  // something else, and every barrier then waits for a time slice (24 ms per primitive measured
+  // on a loaded 2-core VM, against microseconds pinned).
+  thread_local std::vector<int> pinned;
+  if (pinned == cores) return;
+  pinned = cores;
+#pragma omp parallel num_threads(n)
+  if (omp_get_thread_num() > 0)
+    PinCallingThread(cores[static_cast<size_t>(omp_get_thread_num()) % cores.size()]);
+#endif
+}
+
+}  // namespace hx::exec
+
+#if defined(__SANITIZE_ADDRESS__)
+// LeakSanitizer: oneDNN keeps a few kilobytes for some kernels it has used and never frees them
+// (9.7 kB once for a grouped convolution with asymmetric pads, not per run); not ours to fix.
+extern "C" const char* __lsan_default_suppressions() { return "leak:libdnnl.so\n"; }
+#endif

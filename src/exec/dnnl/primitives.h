@@ -1,0 +1,81 @@
+#pragma once
+// One node's oneDNN primitive and what running it needs: the layouts the executor's buffers are
+// in (NCHW or channel-blocked, layout.h), the layouts the primitive chose, the reorders between
+// them, and the weights reordered once. Built by MakeConv / MakePool, run by RunNode.
+
+#include <dnnl.hpp>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "hexplan/core/status.h"
+#include "hexplan/exec/tensor.h"
+#include "hexplan/graph/graph.h"
+
+namespace hx::exec::dnnl_impl {
+
+const dnnl::engine& Engine();
+
+struct NodePrimitive {
+  // oneDNN sizes a primitive's work split for the OpenMP team of the thread that creates it
+  // (omp_get_max_threads()); it must run on a team of that size.
+  int threads = 1;
+  dnnl::primitive prim;
+  dnnl::memory::desc user_src, user_dst, user_w, bias;  // the executor's buffers
+  dnnl::memory::desc src, dst, w;                       // what the primitive reads and writes
+  dnnl::reorder src_reorder, dst_reorder, w_reorder;    // empty when the layouts agree
+  bool has_weights = false, has_bias = false;
+  bool binary = false;        // a second source (src1): the same layout, or broadcast
+  bool swap_sources = false;  // src is input 1, src1 input 0
+  dnnl::memory::desc src1;
+  float alpha = 0.0f, beta = 0.0f;  // eltwise: Clip's bounds the primitive was made with
+  // LSTM: {S, B, I, H}; the recurrent weights, states and packed weights and bias.
+  bool lstm = false;
+  std::vector<int64_t> lstm_dims;
+  dnnl::memory::desc user_w_iter, w_iter, src_iter, src_iter_c, dst_iter, dst_iter_c;
+  dnnl::memory packed_w_iter, packed_bias;
+  bool const_weights = false;  // input 1 is a graph initializer: reorder it once
+  std::once_flag packed_once;
+  dnnl::memory packed_w;
+};
+
+// `layout`: the tensor's layout in the executor's buffers; kBlocked needs C % block == 0.
+enum class Layout : uint8_t { kNchw, kBlocked };
+
+struct Layouts {
+  Layout src = Layout::kNchw, dst = Layout::kNchw;
+  dnnl::memory::format_tag blocked = dnnl::memory::format_tag::undef;  // what kBlocked means
+};
+
+// nullptr when oneDNN cannot run the node as given (unsupported attribute, dtype or shape).
+std::unique_ptr<NodePrimitive> MakeConv(const graph::Graph& graph, const graph::Node& op,
+                                        const Layouts& layouts);
+std::unique_ptr<NodePrimitive> MakePool(const graph::Graph& graph, const graph::Node& op,
+                                        const Layouts& layouts);
+
+// Relu, Clip (eltwise; `in`, when given, holds Clip's bound inputs) on flat views of their
+// tensors; Add/Sub/Mul/Div (binary) of equal shapes on flat views, or with one input broadcast
+// (numpy rules) to the other's shape, the output's, on row-major views.
+std::unique_ptr<NodePrimitive> MakeEltwise(const graph::Graph& graph, const graph::Node& op,
+                                           const std::vector<TensorRef>* in);
+std::unique_ptr<NodePrimitive> MakeBinary(const graph::Graph& graph, const graph::Node& op);
+// ONNX LSTM (one direction, default activations; sequence_lens and peepholes refused).
+std::unique_ptr<NodePrimitive> MakeLstm(const graph::Graph& graph, const graph::Node& op);
+Status RunLstm(NodePrimitive& p, const std::vector<TensorRef>& inputs,
+               const std::vector<TensorRef>& outputs, dnnl::stream& stream, void* dst_scratch);
+// Clip's bounds: its attributes (opset < 11) or its inputs 1 and 2 when `in` has them.
+std::pair<float, float> ClipBounds(const graph::Node& op, const std::vector<TensorRef>* in);
+
+// The activation layout oneDNN's convolutions prefer on this CPU (nChw8c on AVX2, nChw16c or NHWC
+// on AVX-512): its format tag and the channel count it needs to be a multiple of (so that a
+// tensor's bytes equal NCHW's). tag::undef when they keep NCHW.
+struct PreferredLayout {
+  dnnl::memory::format_tag tag = dnnl::memory::format_tag::undef;
+  int64_t block = 1;
+};
+PreferredLayout PreferredActivationLayout();
+
+Status RunNode(NodePrimitive& node, const std::vector<TensorRef>& inputs,
+               const std::vector<TensorRef>& outputs);
+
+}  // namespace hx::exec::dnnl_impl

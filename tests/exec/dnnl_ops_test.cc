@@ -1,0 +1,200 @@
+// The oneDNN kernels (dnnl_ops.h) against the naive reference: Conv geometries (groups,
+// depthwise, strides, asymmetric pads, dilations, auto_pad, bias), pooling, a chain that keeps
+// activations channel-blocked between ops, weights read through an Identity (packed once) and
+// weights that change between runs (never cached).
+#include "hexplan/exec/dnnl_ops.h"
+
+#include <gtest/gtest.h>
+
+#include "exec/exec_test_util.h"
+
+namespace hx::exec {
+namespace {
+
+using graph::DType;
+using graph::Shape;
+using testing::CpuCluster;
+using testing::MakePlan;
+using testing::PlanSpec;
+
+struct Built {
+  graph::Graph g{"dnnl"};
+  TensorId Add(const std::string& type, const std::string& name, std::vector<TensorId> in,
+               Shape out, graph::Attributes attrs = {}) {
+    return g.node(g.AddOpWithOutputs(type, name, std::move(in), {{name, DType::kF32, out}}, attrs))
+        .outputs[0];
+  }
+  TensorId Weight(const std::string& name, Shape shape) {
+    return g.node(g.AddWeight(name, DType::kF32, shape)).outputs[0];
+  }
+};
+
+graph::Attributes Attrs(std::initializer_list<std::pair<std::string, graph::AttributeValue>> kv) {
+  graph::Attributes a;
+  for (const auto& [k, v] : kv) a.Set(k, v);
+  return a;
+}
+
+// Runs `g` twice through the executor on one core group (CpuBackend: oneDNN) and checks both
+// runs against the naive reference and each other; returns the number of oneDNN nodes.
+int ExpectMatchesReference(const graph::Graph& g, int64_t* blocked = nullptr) {
+  auto weights = MaterializeWeights(g, 3);
+  HX_CHECK(weights.ok());
+  auto inputs = RandomInputs(g, 4);
+  hw::Cluster cluster = CpuCluster(1);
+  plan::Plan plan = MakePlan(g, cluster, PlanSpec{});
+  auto backend = CpuBackend::Create(cluster);
+  HX_CHECK(backend.ok());
+  auto executor = Executor::Create(plan, g, cluster, backend->get(), &*weights, {});
+  EXPECT_TRUE(executor.ok()) << executor.status().ToString();
+  if (!executor.ok()) return 0;
+  auto ref = RunReference(g, *weights, inputs);
+  EXPECT_TRUE(ref.ok()) << ref.status().ToString();
+  for (int run = 0; run < 2; ++run) {
+    auto r = (*executor)->Run(inputs);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    if (!r.ok() || !ref.ok()) return 0;
+    for (size_t i = 0; i < ref->size(); ++i) {
+      EXPECT_LT(MaxRelativeError(r->outputs[i], (*ref)[i]), 1e-4) << "run " << run;
+      double sum = 0.0;  // the check can fail: the reference is not all zero
+      for (int64_t k = 0; k < (*ref)[i].NumElements(); ++k)
+        sum += std::abs((*ref)[i].data<float>()[k]);
+      EXPECT_GT(sum, 0.0);
+    }
+  }
+  DnnlOps probe;
+  probe.Prepare(g);
+  if (blocked != nullptr) *blocked = probe.num_blocked_tensors();
+  return probe.num_nodes();
+}
+
+struct ConvCase {
+  const char* name;
+  int64_t c, m, group, k, stride, dilation;
+  std::vector<int64_t> pads;  // empty: auto_pad SAME_UPPER
+  bool bias;
+};
+
+class DnnlConvTest : public ::testing::TestWithParam<ConvCase> {};
+
+TEST_P(DnnlConvTest, MatchesNaiveReference) {
+  const ConvCase& p = GetParam();
+  const int64_t h = 11, w = 9;
+  Built b;
+  TensorId x = b.g.node(b.g.AddInput("x", DType::kF32, {2, p.c, h, w})).outputs[0];
+  std::vector<TensorId> in{x, b.Weight("conv.weight", {p.m, p.c / p.group, p.k, p.k})};
+  if (p.bias) in.push_back(b.Weight("conv.bias", {p.m}));
+  graph::Attributes a = Attrs({{"group", p.group},
+                               {"strides", std::vector<int64_t>{p.stride, p.stride}},
+                               {"dilations", std::vector<int64_t>{p.dilation, p.dilation}}});
+  const int64_t extent = (p.k - 1) * p.dilation + 1;
+  int64_t oh = (h + p.stride - 1) / p.stride, ow = (w + p.stride - 1) / p.stride;
+  if (p.pads.empty()) {
+    a.Set("auto_pad", std::string("SAME_UPPER"));
+  } else {
+    a.Set("pads", p.pads);
+    oh = (h + p.pads[0] + p.pads[2] - extent) / p.stride + 1;
+    ow = (w + p.pads[1] + p.pads[3] - extent) / p.stride + 1;
+  }
+  b.g.AddOutput(b.Add("Conv", "conv", in, {2, p.m, oh, ow}, a));
+  EXPECT_EQ(ExpectMatchesReference(b.g), 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Geometries, DnnlConvTest,
+    ::testing::Values(ConvCase{"plain3x3", 16, 32, 1, 3, 1, 1, {1, 1, 1, 1}, true},
+                      ConvCase{"pointwise", 16, 24, 1, 1, 1, 1, {0, 0, 0, 0}, false},
+                      ConvCase{"depthwise_stride2", 16, 16, 16, 3, 2, 1, {1, 1, 1, 1}, true},
+                      ConvCase{"grouped_asym_pads", 12, 8, 4, 3, 1, 1, {0, 1, 2, 0}, true},
+                      ConvCase{"dilated", 8, 16, 1, 3, 1, 2, {2, 2, 2, 2}, false},
+                      ConvCase{"same_upper_stride2", 3, 16, 1, 3, 2, 1, {}, true}),
+    [](const ::testing::TestParamInfo<ConvCase>& info) { return std::string(info.param.name); });
+
+// Conv -> Relu -> depthwise Conv -> Clip -> Add (residual) -> MaxPool -> AveragePool ->
+// GlobalAveragePool: the activations between them stay channel-blocked where the CPU has a
+// blocked layout, and the result still matches the reference.
+TEST(DnnlOpsTest, BlockedChainMatchesNaiveReference) {
+  Built b;
+  TensorId x = b.g.node(b.g.AddInput("x", DType::kF32, {1, 16, 12, 12})).outputs[0];
+  auto pads1 = Attrs({{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+  TensorId c1 =
+      b.Add("Conv", "c1", {x, b.Weight("c1.weight", {32, 16, 3, 3})}, {1, 32, 12, 12}, pads1);
+  TensorId r1 = b.Add("Relu", "r1", {c1}, {1, 32, 12, 12});
+  auto dw = pads1;
+  dw.Set("group", int64_t{32});
+  TensorId c2 =
+      b.Add("Conv", "c2", {r1, b.Weight("c2.weight", {32, 1, 3, 3})}, {1, 32, 12, 12}, dw);
+  TensorId k2 = b.Add("Clip", "k2", {c2}, {1, 32, 12, 12}, Attrs({{"min", 0.0}, {"max", 0.05}}));
+  TensorId s = b.Add("Add", "s", {k2, r1}, {1, 32, 12, 12});
+  TensorId mp = b.Add("MaxPool", "mp", {s}, {1, 32, 6, 6},
+                      Attrs({{"kernel_shape", std::vector<int64_t>{3, 3}},
+                             {"strides", std::vector<int64_t>{2, 2}},
+                             {"pads", std::vector<int64_t>{1, 1, 0, 0}}}));
+  TensorId ap = b.Add("AveragePool", "ap", {mp}, {1, 32, 3, 3},
+                      Attrs({{"kernel_shape", std::vector<int64_t>{2, 2}},
+                             {"strides", std::vector<int64_t>{2, 2}}}));
+  b.g.AddOutput(b.Add("GlobalAveragePool", "gap", {ap}, {1, 32, 1, 1}));
+  int64_t blocked = 0;
+  EXPECT_EQ(ExpectMatchesReference(b.g, &blocked), 8);
+  // c1, r1, c2, k2, s, mp and ap stay blocked (gap is a graph output: NCHW) on a CPU where
+  // oneDNN's convolutions prefer a blocked layout.
+  if (blocked > 0) {
+    EXPECT_EQ(blocked, 7);
+  }
+}
+
+// PyTorch exports read weights through Identity ops: they are still constants, packed at the
+// first run; the second run (which reads the packed copy) must match too.
+TEST(DnnlOpsTest, WeightsThroughIdentityArePackedOnceAndStillMatch) {
+  Built b;
+  TensorId x = b.g.node(b.g.AddInput("x", DType::kF32, {1, 8, 7, 7})).outputs[0];
+  TensorId w = b.Add("Identity", "w", {b.Weight("conv.weight", {16, 8, 3, 3})}, {16, 8, 3, 3});
+  b.g.AddOutput(b.Add("Conv", "conv", {x, w}, {1, 16, 5, 5}));
+  EXPECT_EQ(ExpectMatchesReference(b.g), 1);
+}
+
+// Weights that are a graph input change between runs: each run must use its own values.
+TEST(DnnlOpsTest, WeightsFromAGraphInputAreNotCached) {
+  Built b;
+  TensorId x = b.g.node(b.g.AddInput("x", DType::kF32, {1, 8, 6, 6})).outputs[0];
+  TensorId w = b.g.node(b.g.AddInput("w", DType::kF32, {16, 8, 3, 3})).outputs[0];
+  b.g.AddOutput(b.Add("Conv", "conv", {x, w}, {1, 16, 4, 4}));
+  hw::Cluster cluster = CpuCluster(1);
+  plan::Plan plan = MakePlan(b.g, cluster, PlanSpec{});
+  auto backend = CpuBackend::Create(cluster);
+  ASSERT_TRUE(backend.ok());
+  std::vector<HostTensor> weights(b.g.num_nodes());
+  auto executor = Executor::Create(plan, b.g, cluster, backend->get(), &weights, {});
+  ASSERT_TRUE(executor.ok()) << executor.status().ToString();
+  for (uint64_t seed : {1, 2}) {
+    auto inputs = RandomInputs(b.g, seed);
+    auto r = (*executor)->Run(inputs);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    auto ref = RunReference(b.g, weights, inputs);
+    ASSERT_TRUE(ref.ok()) << ref.status().ToString();
+    EXPECT_LT(MaxRelativeError(r->outputs[0], (*ref)[0]), 1e-4) << "seed " << seed;
+  }
+}
+
+}  // namespace
+}  // namespace hx::exec
+
+namespace hx::exec {
+namespace {
+
+// Add/Mul/Sub/Div with one input broadcast (numpy rules), the broadcast one first for Mul (oneDNN
+// broadcasts only its second source: the sources swap).
+TEST(DnnlOpsTest, BroadcastBinaryOpsMatchNaiveReference) {
+  Built b;
+  TensorId x = b.g.node(b.g.AddInput("x", DType::kF32, {2, 3, 4})).outputs[0];
+  TensorId d = b.g.node(b.g.AddInput("d", DType::kF32, {2, 3, 4})).outputs[0];
+  TensorId add = b.Add("Add", "add", {x, b.Weight("bias", {4})}, {2, 3, 4});
+  TensorId mul = b.Add("Mul", "mul", {b.Weight("scale", {3, 1}), add}, {2, 3, 4});
+  TensorId sub = b.Add("Sub", "sub", {mul, b.Weight("shift", {1, 1, 4})}, {2, 3, 4});
+  TensorId div = b.Add("Div", "div", {sub, b.Add("Add", "den", {d, d}, {2, 3, 4})}, {2, 3, 4});
+  b.g.AddOutput(div);
+  EXPECT_EQ(ExpectMatchesReference(b.g), 5);
+}
+
+}  // namespace
+}  // namespace hx::exec
