@@ -33,7 +33,7 @@ struct CompareArgs {
   bool json = false;
 };
 
-double Ms(double s) { return s * 1e3; }
+double CompareMs(double s) { return s * 1e3; }
 
 // SortingHat's critical-path figure: a bound reported beside the planners, not a planner.
 constexpr char kCriticalPath[] = "critical-path";
@@ -102,8 +102,8 @@ std::vector<Row> RunAll(const std::vector<std::string>& algos, const place::Plan
       Row row{a, bound.status(), std::nullopt, watch.ElapsedSeconds()};
       if (bound.ok()) row.bound_s = *bound;
       progress->reporter().Finish(
-          a + "  " + (bound.ok() ? "bound " + FormatNumber(Ms(*bound)) + " ms" : "failed") + "  " +
-          FormatNumber(row.time_s, 1) + " s");
+          a + "  " + (bound.ok() ? "bound " + FormatNumber(CompareMs(*bound)) + " ms" : "failed") +
+          "  " + FormatNumber(row.time_s, 1) + " s");
       rows.push_back(std::move(row));
       continue;
     }
@@ -182,7 +182,7 @@ nlohmann::json CompareJson(const std::vector<Row>& rows, const Reference& ref,
     if (r.bound_s) {
       nlohmann::json j = {{"algo", r.algo},
                           {"status", "bound"},
-                          {"latency_ms", Ms(*r.bound_s)},
+                          {"latency_ms", CompareMs(*r.bound_s)},
                           {"planning_time_s", r.time_s},
                           {"detail", "a bound (model parallelism alone), not a plan"}};
       if (ref.single_s && *r.bound_s > 0) j["speedup_over_single"] = *ref.single_s / *r.bound_s;
@@ -201,7 +201,7 @@ nlohmann::json CompareJson(const std::vector<Row>& rows, const Reference& ref,
   out["results"] = std::move(results);
   if (!ranked.empty() && ranked.front()->outcome.ok() && !ranked.front()->bound_s)
     out["winner"] = ranked.front()->algo;
-  if (ref.single_s) out["single_latency_ms"] = Ms(*ref.single_s);
+  if (ref.single_s) out["single_latency_ms"] = CompareMs(*ref.single_s);
   if (!ref.single_s) out["single_error"] = ref.why_none;
   return out;
 }
@@ -238,7 +238,7 @@ void PrintTable(const std::vector<Row>& rows, const Reference& ref, const Planni
     const char* mark = r == winner ? "*" : " ";
     if (r->bound_s) {
       std::printf("%s %-14s %-10s %12s %8s %8s %10.3f  (a bound, not a plan)\n", mark,
-                  r->algo.c_str(), "bound", FormatNumber(Ms(*r->bound_s)).c_str(),
+                  r->algo.c_str(), "bound", FormatNumber(CompareMs(*r->bound_s)).c_str(),
                   SpeedupText(ref, *r->bound_s).c_str(), "", r->time_s);
     } else if (!r->outcome.ok()) {
       // A message's further lines indented under it, apart from the rows.
@@ -251,7 +251,7 @@ void PrintTable(const std::vector<Row>& rows, const Reference& ref, const Planni
       const double bound = o.lower_bound.value_s();
       std::printf(
           "%s %-14s %-10s %12s %8s %7.2fx %10.3f  %s\n", mark, r->algo.c_str(),
-          place::PlanStatusName(o.result.status), FormatNumber(Ms(o.sim.makespan_s)).c_str(),
+          place::PlanStatusName(o.result.status), FormatNumber(CompareMs(o.sim.makespan_s)).c_str(),
           SpeedupText(ref, o.sim.makespan_s).c_str(), bound > 0 ? o.sim.makespan_s / bound : 0.0,
           o.result.planning_time_s, PeakMemoryText(o).c_str());
     }

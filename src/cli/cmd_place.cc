@@ -32,7 +32,7 @@ struct PlaceArgs {
   bool json = false;
 };
 
-double Ms(double s) { return s * 1e3; }
+double PlaceMs(double s) { return s * 1e3; }
 
 // `--algo critical-path` is SortingHat's bound (model parallelism alone), printed, never a plan.
 int RunCriticalPath(const PlaceArgs& args, const PlanningInputs& inputs) {
@@ -42,9 +42,12 @@ int RunCriticalPath(const PlaceArgs& args, const PlanningInputs& inputs) {
   auto bound = place::CriticalPathBoundDetail(*inputs.cost);
   if (!bound.ok()) return ReportError(bound.status());
   if (args.json) {
-    nlohmann::json out = {{"algo", "critical-path"},           {"model", inputs.graph->name()},
-                          {"cluster", inputs.cluster->name()}, {"status", "bound"},
-                          {"latency_ms", Ms(bound->seconds)},  {"path_ops", bound->ops.size()}};
+    nlohmann::json out = {{"algo", "critical-path"},
+                          {"model", inputs.graph->name()},
+                          {"cluster", inputs.cluster->name()},
+                          {"status", "bound"},
+                          {"latency_ms", PlaceMs(bound->seconds)},
+                          {"path_ops", bound->ops.size()}};
     std::printf("%s\n", DumpJson(out, 2).c_str());
     return 0;
   }
@@ -52,7 +55,7 @@ int RunCriticalPath(const PlaceArgs& args, const PlanningInputs& inputs) {
   std::printf("model          %s on %s\n", inputs.graph->name().c_str(),
               inputs.cluster->name().c_str());
   std::printf("bound          %s ms over %zu ops (fastest device each, free communication)\n",
-              FormatNumber(Ms(bound->seconds)).c_str(), bound->ops.size());
+              FormatNumber(PlaceMs(bound->seconds)).c_str(), bound->ops.size());
   return 0;
 }
 
@@ -112,22 +115,23 @@ int RunPlace(const PlaceArgs& args) {
   const place::PlanResult& r = outcome->result;
   std::printf("algo           %s (%s)\n", p.algo.c_str(), place::PlanStatusName(r.status));
   std::printf("model          %s on %s\n", graph.name().c_str(), cluster.name().c_str());
-  std::printf("latency        %s ms (simulated%s)\n", FormatNumber(Ms(latency)).c_str(),
+  std::printf("latency        %s ms (simulated%s)\n", FormatNumber(PlaceMs(latency)).c_str(),
               outcome->warm > 0 ? (", warm " + FormatNumber(outcome->warm, 2)).c_str() : "");
-  std::printf("lower bound    %s ms (%sx)\n", FormatNumber(Ms(bound)).c_str(),
+  std::printf("lower bound    %s ms (%sx)\n", FormatNumber(PlaceMs(bound)).c_str(),
               FormatNumber(bound > 0 ? latency / bound : 0.0, 2).c_str());
   if (r.model_objective_s)
     std::printf("model estimate %s ms (the planner's own model)\n",
-                FormatNumber(Ms(*r.model_objective_s)).c_str());
+                FormatNumber(PlaceMs(*r.model_objective_s)).c_str());
   if (r.solver_bound_s)
-    std::printf("solver bound   %s ms (gap %.2f%%)\n", FormatNumber(Ms(*r.solver_bound_s)).c_str(),
+    std::printf("solver bound   %s ms (gap %.2f%%)\n",
+                FormatNumber(PlaceMs(*r.solver_bound_s)).c_str(),
                 r.solver_gap ? 100.0 * *r.solver_gap : 0.0);
   if (!r.detail.empty()) std::printf("detail         %s\n", r.detail.c_str());
   std::printf("planning time  %.3f s\n", r.planning_time_s);
   for (const sim::DeviceStats& d : outcome->sim.devices)
     if (d.compute_s > 0)
       std::printf("  %-12s compute %9s ms  peak memory %s GB\n", d.name.c_str(),
-                  FormatNumber(Ms(d.compute_s)).c_str(),
+                  FormatNumber(PlaceMs(d.compute_s)).c_str(),
                   FormatNumber(d.peak_memory_bytes / 1e9).c_str());
   if (!args.output.empty()) std::printf("plan           %s\n", args.output.c_str());
   return interrupted ? kExitInterrupted : 0;

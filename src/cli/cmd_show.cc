@@ -25,7 +25,7 @@ struct ShowArgs {
   bool json = false;
 };
 
-double Ms(double s) { return s * 1e3; }
+double ShowMs(double s) { return s * 1e3; }
 
 std::string TallyText(const plan::Tally& t) {
   return std::to_string(t.count) + " (" + hw::FormatBytes(t.bytes) + ")";
@@ -66,7 +66,7 @@ void PrintDevice(const plan::DeviceSummary& d, const hw::Cluster& cluster, bool 
   std::printf("\n%s (%s)\n", device.name.c_str(), device.spec.model.c_str());
   std::printf("  ops        %zu in %zu subgraphs, %zu run%s\n", d.ops, d.subgraphs, d.runs.size(),
               d.runs.size() == 1 ? "" : "s");
-  std::printf("  compute    %s ms\n", FormatNumber(Ms(d.compute_s)).c_str());
+  std::printf("  compute    %s ms\n", FormatNumber(ShowMs(d.compute_s)).c_str());
   const std::string stated =
       m.stated_bytes > 0 ? ", stated footprints " + hw::FormatBytes(m.stated_bytes) : "";
   std::printf("  memory     %s of %s (weights %s, activations at peak %s%s)\n",
@@ -88,7 +88,7 @@ void PrintText(const ShowArgs& args, const LoadedPlan& loaded, const plan::PlanS
   if (p.estimate_ms)
     std::printf("estimate   %s ms (the planner's)\n", FormatNumber(*p.estimate_ms).c_str());
   std::printf("ops        %zu in %zu subgraphs on %zu devices, compute %s ms in all\n", s.ops,
-              s.subgraphs, s.devices.size(), FormatNumber(Ms(s.compute_s)).c_str());
+              s.subgraphs, s.devices.size(), FormatNumber(ShowMs(s.compute_s)).c_str());
   std::printf("weights    %s\n", WeightsText(s.weights).c_str());
   std::printf("transfers  %s\n", TallyText(s.transfers).c_str());
   for (const plan::DeviceSummary& d : s.devices) PrintDevice(d, *loaded.inputs.cluster, args.all);
@@ -120,7 +120,7 @@ nlohmann::json DeviceJson(const plan::DeviceSummary& d, const LoadedPlan& loaded
   return {{"name", loaded.inputs.cluster->device(d.device).name},
           {"ops", d.ops},
           {"subgraphs", d.subgraphs},
-          {"compute_ms", Ms(d.compute_s)},
+          {"compute_ms", ShowMs(d.compute_s)},
           {"memory",
            {{"total_bytes", m.total()},
             {"weight_bytes", m.weight_bytes},
@@ -141,7 +141,7 @@ void PrintJson(const ShowArgs& args, const LoadedPlan& loaded, const plan::PlanS
   out["algo"] = loaded.plan.algo;
   if (loaded.plan.estimate_ms) out["estimate_ms"] = *loaded.plan.estimate_ms;
   out["totals"] = {{"devices", s.devices.size()},       {"ops", s.ops},
-                   {"subgraphs", s.subgraphs},          {"compute_ms", Ms(s.compute_s)},
+                   {"subgraphs", s.subgraphs},          {"compute_ms", ShowMs(s.compute_s)},
                    {"weights", WeightsJson(s.weights)}, {"transfers", TallyJson(s.transfers)}};
   nlohmann::json devices = nlohmann::json::array();
   for (const plan::DeviceSummary& d : s.devices) devices.push_back(DeviceJson(d, loaded));

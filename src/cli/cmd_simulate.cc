@@ -36,7 +36,7 @@ struct SimulateArgs {
   bool json = false;
 };
 
-double Ms(double s) { return s * 1e3; }
+double SimulateMs(double s) { return s * 1e3; }
 
 int RunSimulate(const SimulateArgs& args) {
   OutputFiles outputs;
@@ -99,11 +99,11 @@ int RunSimulate(const SimulateArgs& args) {
     out["algo"] = p.algo;
     out["copy_mode"] = sim::CopyModeName(options.copy_mode);
     out["warm"] = warm;
-    out["latency_ms"] = Ms(r.makespan_s);
-    out["lower_bound_ms"] = Ms(lb->value_s());
-    out["lower_bound"] = {{"critical_path_ms", Ms(lb->critical_path_s)},
-                          {"compute_ms", Ms(lb->compute_s)},
-                          {"weight_load_ms", Ms(lb->weight_load_s)}};
+    out["latency_ms"] = SimulateMs(r.makespan_s);
+    out["lower_bound_ms"] = SimulateMs(lb->value_s());
+    out["lower_bound"] = {{"critical_path_ms", SimulateMs(lb->critical_path_s)},
+                          {"compute_ms", SimulateMs(lb->compute_s)},
+                          {"weight_load_ms", SimulateMs(lb->weight_load_s)}};
     if (p.estimate_ms) out["estimate_ms"] = *p.estimate_ms;
     out["transfer_bytes"] = r.transfer_bytes;
     out["weight_load_bytes"] = r.weight_load_bytes;
@@ -113,7 +113,7 @@ int RunSimulate(const SimulateArgs& args) {
     nlohmann::json devices = nlohmann::json::array();
     for (const sim::DeviceStats& d : r.devices)
       devices.push_back({{"name", d.name},
-                         {"compute_ms", Ms(d.compute_s)},
+                         {"compute_ms", SimulateMs(d.compute_s)},
                          {"utilisation", d.utilisation},
                          {"peak_memory_bytes", d.peak_memory_bytes},
                          {"capacity_bytes", d.capacity_bytes}});
@@ -122,18 +122,18 @@ int RunSimulate(const SimulateArgs& args) {
     for (const sim::StreamStats& s : r.streams)
       if (!s.compute)
         queues.push_back(
-            {{"name", s.name}, {"busy_ms", Ms(s.busy_s)}, {"utilisation", s.utilisation}});
+            {{"name", s.name}, {"busy_ms", SimulateMs(s.busy_s)}, {"utilisation", s.utilisation}});
     out["queues"] = std::move(queues);
     nlohmann::json links = nlohmann::json::array();
     for (const sim::LinkStats& l : r.links)
       links.push_back({{"name", l.name},
                        {"bytes", l.bytes},
-                       {"busy_ms", Ms(l.busy_s)},
+                       {"busy_ms", SimulateMs(l.busy_s)},
                        {"utilisation", l.utilisation}});
     out["links"] = std::move(links);
     out["critical_path"] = {{"steps", r.critical_path.size()},
-                            {"compute_ms", Ms(cp_compute)},
-                            {"transfer_ms", Ms(cp_transfer)}};
+                            {"compute_ms", SimulateMs(cp_compute)},
+                            {"transfer_ms", SimulateMs(cp_transfer)}};
     out["memory_overflows"] = r.memory_overflows;
     std::printf("%s\n", DumpJson(out, 2).c_str());
     return 0;
@@ -141,21 +141,23 @@ int RunSimulate(const SimulateArgs& args) {
   std::printf("plan           %s (%s, %s on %s)\n", args.plan_path.c_str(), p.algo.c_str(),
               graph->name().c_str(), cluster->name().c_str());
   std::printf("latency        %s ms (simulated, copy mode %s%s)\n",
-              FormatNumber(Ms(r.makespan_s)).c_str(), sim::CopyModeName(options.copy_mode),
+              FormatNumber(SimulateMs(r.makespan_s)).c_str(), sim::CopyModeName(options.copy_mode),
               warm > 0 ? (", " + FormatNumber(warm, 2) + " warm").c_str() : "");
   std::printf("lower bound    %s ms (critical path %s, compute %s, weight loads %s)\n",
-              FormatNumber(Ms(lb->value_s())).c_str(),
-              FormatNumber(Ms(lb->critical_path_s)).c_str(),
-              FormatNumber(Ms(lb->compute_s)).c_str(), FormatNumber(Ms(lb->weight_load_s)).c_str());
+              FormatNumber(SimulateMs(lb->value_s())).c_str(),
+              FormatNumber(SimulateMs(lb->critical_path_s)).c_str(),
+              FormatNumber(SimulateMs(lb->compute_s)).c_str(),
+              FormatNumber(SimulateMs(lb->weight_load_s)).c_str());
   std::printf("transfers      %.3f GB (weights %.3f GB, activations %.3f GB), DHA reads %.3f GB\n",
               r.transfer_bytes / 1e9, r.weight_load_bytes / 1e9, r.activation_bytes / 1e9,
               r.dha_bytes / 1e9);
   std::printf("critical path  %zu steps: %s ms compute, %s ms transfers\n", r.critical_path.size(),
-              FormatNumber(Ms(cp_compute)).c_str(), FormatNumber(Ms(cp_transfer)).c_str());
+              FormatNumber(SimulateMs(cp_compute)).c_str(),
+              FormatNumber(SimulateMs(cp_transfer)).c_str());
   for (const sim::DeviceStats& d : r.devices) {
     if (d.compute_s == 0.0 && d.peak_memory_bytes == 0) continue;
     std::printf("  %-12s compute %9s ms (%5.1f%%)  peak memory %8s GB of %s GB\n", d.name.c_str(),
-                FormatNumber(Ms(d.compute_s)).c_str(), 100 * d.utilisation,
+                FormatNumber(SimulateMs(d.compute_s)).c_str(), 100 * d.utilisation,
                 FormatNumber(d.peak_memory_bytes / 1e9).c_str(),
                 FormatNumber(d.capacity_bytes / 1e9, 1).c_str());
   }

@@ -6,7 +6,7 @@
 namespace hx::cli {
 namespace {
 
-double Ms(double s) { return s * 1e3; }
+double ReportMs(double s) { return s * 1e3; }
 
 // Every planner's own options, by flag name: each distinct spec with the planners that own it.
 struct OwnedOption {
@@ -126,20 +126,20 @@ nlohmann::json PlacementJson(const place::PlacementOutcome& outcome, const Plann
   out["model"] = in.graph->name();
   out["cluster"] = in.cluster->name();
   out["status"] = place::PlanStatusName(outcome.result.status);
-  out["latency_ms"] = Ms(latency);
-  out["lower_bound_ms"] = Ms(bound);
+  out["latency_ms"] = ReportMs(latency);
+  out["lower_bound_ms"] = ReportMs(bound);
   out["lower_bound_ratio"] = bound > 0 ? latency / bound : 0.0;
   out["planning_time_s"] = outcome.result.planning_time_s;
   if (p.estimate_ms) out["estimate_ms"] = *p.estimate_ms;
   const place::PlanResult& r = outcome.result;
-  if (r.model_objective_s) out["model_objective_ms"] = Ms(*r.model_objective_s);
-  if (r.solver_bound_s) out["bound_ms"] = Ms(*r.solver_bound_s);
+  if (r.model_objective_s) out["model_objective_ms"] = ReportMs(*r.model_objective_s);
+  if (r.solver_bound_s) out["bound_ms"] = ReportMs(*r.solver_bound_s);
   if (r.solver_gap) out["gap"] = *r.solver_gap;
   if (!r.detail.empty()) out["detail"] = r.detail;
   nlohmann::json devices = nlohmann::json::array();
   for (const sim::DeviceStats& d : outcome.sim.devices) {
     nlohmann::json dj = {{"name", d.name},
-                         {"compute_ms", Ms(d.compute_s)},
+                         {"compute_ms", ReportMs(d.compute_s)},
                          {"peak_memory_bytes", d.peak_memory_bytes}};
     if (auto id = in.cluster->FindDevice(d.name))
       dj["memory_capacity_bytes"] = in.cluster->device(*id).memory_bytes();
@@ -149,9 +149,9 @@ nlohmann::json PlacementJson(const place::PlacementOutcome& outcome, const Plann
   out["transfer_bytes"] = outcome.sim.transfer_bytes;
   out["warm"] = outcome.warm;
   if (const auto& w = outcome.warm_planning) {
-    nlohmann::json wj = {{"warm_planned_ms", Ms(w->warm_planned_s)},
+    nlohmann::json wj = {{"warm_planned_ms", ReportMs(w->warm_planned_s)},
                          {"kept", w->kept_cold_plan ? "cold_plan" : "warm_plan"}};
-    if (w->cold_planned_s) wj["cold_planned_ms"] = Ms(*w->cold_planned_s);
+    if (w->cold_planned_s) wj["cold_planned_ms"] = ReportMs(*w->cold_planned_s);
     out["warm_planning"] = std::move(wj);
   }
   return out;

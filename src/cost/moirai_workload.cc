@@ -16,7 +16,7 @@
 namespace hx::cost {
 namespace {
 
-constexpr double kMsToS = 1e-3;
+constexpr double kMoiraiMsToS = 1e-3;
 // MOIRAI's inter-server testbed: 100 Gb/s InfiniBand (the file gives times, not bandwidths; every
 // MOIRAI tensor carries 0 bytes, so every transfer time comes from the file's pc columns).
 constexpr double kInfinibandBytesPerS = 12.5e9;
@@ -226,7 +226,7 @@ StatusOr<Workload> ParseMoiraiCsv(const std::string& text, const std::string& so
           for (int b = 0; b < k; ++b) {
             if (a == b) continue;
             w.profile.SetTransferTime(name, device_names[a], device_names[b],
-                                      t.pc[a][b][e] * kMsToS);
+                                      t.pc[a][b][e] * kMoiraiMsToS);
           }
         }
       }
@@ -244,7 +244,7 @@ StatusOr<Workload> ParseMoiraiCsv(const std::string& text, const std::string& so
     attrs.Set("memory_bytes", t.memory);
     g.AddOp("MoiraiTask", task_name(t.id), inputs[i], outputs[i], std::move(attrs));
     for (int a = 0; a < k; ++a) {
-      w.profile.SetNodeTime(task_name(t.id), device_names[a], t.p[a] * kMsToS);
+      w.profile.SetNodeTime(task_name(t.id), device_names[a], t.p[a] * kMoiraiMsToS);
     }
     w.profile.SetNodeMemory(task_name(t.id), t.memory);
   }

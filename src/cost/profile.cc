@@ -17,7 +17,7 @@ namespace hx::cost {
 static_assert(kMaxStatedSeconds == 1e6, "the reader messages below spell the cap as 1e6");
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kProfileInf = std::numeric_limits<double>::infinity();
 
 std::string FormatDouble(double v) {
   char buf[64];
@@ -88,11 +88,11 @@ void Profile::SetSignatureTime(const std::string& signature, const std::string& 
 }
 
 void Profile::SetNodeUnsupported(const std::string& node_name, const std::string& device) {
-  node_times_[node_name][device] = kInf;
+  node_times_[node_name][device] = kProfileInf;
 }
 
 void Profile::SetSignatureUnsupported(const std::string& signature, const std::string& device) {
-  signature_times_[signature][device] = kInf;
+  signature_times_[signature][device] = kProfileInf;
 }
 
 void Profile::SetTransferTime(const std::string& node_name, const std::string& src,
@@ -364,7 +364,7 @@ StatusOr<Profile> Profile::FromJson(const std::string& text, const std::string& 
         if (!e["supported"].is_boolean()) return err(where + ".supported", "expected a boolean");
         supported = e["supported"].get<bool>();
       }
-      double seconds = kInf;
+      double seconds = kProfileInf;
       if (supported) HX_RETURN_IF_ERROR(get_seconds(e, where, &seconds));
       (has_node ? profile.node_times_ : profile.signature_times_)[key][device] = seconds;
     }
@@ -585,7 +585,7 @@ StatusOr<Profile> Profile::FromCsv(const std::string& text, const std::string& s
       if (device.empty()) return ParseError(where("device") + "missing");
       auto& table = node.empty() ? profile.signature_times_ : profile.node_times_;
       const std::string& key = node.empty() ? sig : node;
-      table[key][device] = supported ? seconds : kInf;
+      table[key][device] = supported ? seconds : kProfileInf;
       used = true;
     }
     if (!used) {

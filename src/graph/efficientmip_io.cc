@@ -18,9 +18,9 @@ using Json = nlohmann::json;
 
 constexpr double kMaxBytes = 4.0e18;  // below int64 overflow
 
-class Reader {
+class EfficientMipReader {
  public:
-  explicit Reader(std::string source) : source_(std::move(source)) {}
+  explicit EfficientMipReader(std::string source) : source_(std::move(source)) {}
 
   StatusOr<EfficientMipWorkload> Read(const std::string& text) {
     HX_ASSIGN_OR_RETURN(Json root, ParseJson<Json>(text, source_));
@@ -248,7 +248,7 @@ bool LooksLikeEfficientMipJson(const std::string& text) {
 
 StatusOr<EfficientMipWorkload> ReadEfficientMipJson(const std::string& text,
                                                     const std::string& source_name) {
-  return Reader(source_name).Read(text);
+  return EfficientMipReader(source_name).Read(text);
 }
 
 StatusOr<EfficientMipWorkload> ReadEfficientMipFile(const std::string& path) {

@@ -16,8 +16,8 @@ namespace {
 
 using Json = nlohmann::json;
 
-constexpr const char* kFormatName = "hexplan-fusion-rules";
-constexpr int64_t kFormatVersion = 1;
+constexpr const char* kFusionFormatName = "hexplan-fusion-rules";
+constexpr int64_t kFusionFormatVersion = 1;
 constexpr const char* kFusedDomain = "hexplan.fused";
 
 FusionRules MakeBuiltinRules() {
@@ -112,12 +112,12 @@ StatusOr<FusionRules> ParseFusionRules(const std::string& json_text,
   HX_ASSIGN_OR_RETURN(Json j, ParseJson<Json>(json_text, source_name));
   if (!j.is_object()) return ParseError(source_name + ": expected a JSON object");
   auto format = j.find("format");
-  if (format == j.end() || !format->is_string() || *format != kFormatName)
-    return ParseError(source_name + ": format: expected \"" + kFormatName + "\"");
+  if (format == j.end() || !format->is_string() || *format != kFusionFormatName)
+    return ParseError(source_name + ": format: expected \"" + kFusionFormatName + "\"");
   auto version = j.find("version");
   if (version == j.end() || !version->is_number_integer() ||
-      version->get<int64_t>() != kFormatVersion)
-    return ParseError(source_name + ": version: expected " + std::to_string(kFormatVersion));
+      version->get<int64_t>() != kFusionFormatVersion)
+    return ParseError(source_name + ": version: expected " + std::to_string(kFusionFormatVersion));
   auto list = j.find("rules");
   if (list == j.end() || !list->is_array())
     return ParseError(source_name + ": rules: expected an array of {name, ops}");
@@ -162,7 +162,8 @@ StatusOr<FusionRules> LoadFusionRules(const std::string& path) {
 std::string FusionRulesToJson(const FusionRules& rules) {
   Json list = Json::array();
   for (const FusionRule& r : rules.rules) list.push_back({{"name", r.name}, {"ops", r.ops}});
-  Json j = {{"format", kFormatName}, {"version", kFormatVersion}, {"rules", std::move(list)}};
+  Json j = {
+      {"format", kFusionFormatName}, {"version", kFusionFormatVersion}, {"rules", std::move(list)}};
   return DumpJson(j, 2) + "\n";
 }
 

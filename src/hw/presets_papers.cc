@@ -10,7 +10,7 @@
 namespace hx::hw {
 namespace {
 
-constexpr int64_t kGiB = int64_t{1} << 30;
+constexpr int64_t kPaperGiB = int64_t{1} << 30;
 
 DeviceSpec Spec(const std::string& model) {
   auto spec = FindDeviceSpec(model);
@@ -198,7 +198,7 @@ Cluster BuildChrion1080Ti() {
   Cluster c("chrion-1080ti");
   const std::string node = "node0";
   DeviceSpec cpu = Spec("Xeon E5-2685 v3");
-  cpu.memory_bytes = 128 * kGiB;
+  cpu.memory_bytes = 128 * kPaperGiB;
   DeviceId gpu = c.AddDevice("gpu0", DeviceKind::kGpu, node, Spec("GTX-1080-Ti"));
   DeviceId cpu0 = c.AddDevice("cpu0", DeviceKind::kCpu, node, cpu);
   PlaceId host = c.HostOf(gpu);

@@ -13,7 +13,7 @@ namespace {
 
 using graph::DType;
 
-hw::Cluster MakeCluster() {
+hw::Cluster MakeCalibrationCluster() {
   hw::Cluster c("calib");
   hw::DeviceSpec gpu;
   gpu.model = "TestGPU";
@@ -64,7 +64,7 @@ graph::Graph MakeMixedGraph() {
 }
 
 TEST(CalibrationTest, RecoversKnownEfficienciesFromSyntheticProfile) {
-  hw::Cluster cluster = MakeCluster();
+  hw::Cluster cluster = MakeCalibrationCluster();
   graph::Graph g = MakeMixedGraph();
   CostModelOptions truth;
   truth.model_efficiency["TestGPU"] = {0.42, 0.73};
@@ -102,7 +102,7 @@ TEST(CalibrationTest, RecoversKnownEfficienciesFromSyntheticProfile) {
 }
 
 TEST(CalibrationTest, NoisyProfileGivesCloseFactors) {
-  hw::Cluster cluster = MakeCluster();
+  hw::Cluster cluster = MakeCalibrationCluster();
   graph::Graph g = MakeMixedGraph();
   CostModelOptions truth;
   truth.model_efficiency["TestGPU"] = {0.5, 0.65};
@@ -128,7 +128,7 @@ TEST(CalibrationTest, NoisyProfileGivesCloseFactors) {
 }
 
 TEST(CalibrationTest, KindEntriesAreIgnoredUnlessAsked) {
-  hw::Cluster cluster = MakeCluster();
+  hw::Cluster cluster = MakeCalibrationCluster();
   graph::Graph g = MakeMixedGraph();
   Profile profile;
   for (NodeId op : g.Ops()) profile.SetNodeTime(g.node(op).name, "gpu", 1e-3);

@@ -7,7 +7,7 @@
 namespace hx::cost {
 namespace {
 
-const DevicePeak kPeak{100e12, 1e12};
+const DevicePeak kClassPeak{100e12, 1e12};
 
 // Samples drawn from a known curve over kernels from launch-bound to compute- and memory-bound.
 std::vector<OpSample> SamplesOf(const ClassFit& truth, const std::string& harness = "",
@@ -21,7 +21,7 @@ std::vector<OpSample> SamplesOf(const ClassFit& truth, const std::string& harnes
       s.flops = f;
       s.bytes = f / intensity;
       s.harness = harness;
-      s.seconds = ClassKernelSeconds(truth, kPeak, s.flops, s.bytes) + harness_s;
+      s.seconds = ClassKernelSeconds(truth, kClassPeak, s.flops, s.bytes) + harness_s;
       out.push_back(s);
     }
   return out;
@@ -39,7 +39,7 @@ ClassFit Truth() {
 
 TEST(FitOpClassTest, RecoversKnownParameters) {
   const ClassFit truth = Truth();
-  auto fit = FitClassCurve(SamplesOf(truth), kPeak);
+  auto fit = FitClassCurve(SamplesOf(truth), kClassPeak);
   ASSERT_TRUE(fit.ok()) << fit.status().ToString();
   EXPECT_NEAR(fit->compute_max, 0.7, 0.01);
   EXPECT_NEAR(fit->memory_max, 0.85, 0.01);
@@ -54,7 +54,7 @@ TEST(FitOpClassTest, HarnessConstantIsKeptApartFromTheKernel) {
   ClassFit truth = Truth();
   truth.fixed_s = 0.0;
   truth.compute_half_flops = 0.0;
-  auto fit = FitClassCurve(SamplesOf(truth, "timer", 20e-6), kPeak);
+  auto fit = FitClassCurve(SamplesOf(truth, "timer", 20e-6), kClassPeak);
   ASSERT_TRUE(fit.ok()) << fit.status().ToString();
   EXPECT_EQ(fit->fixed_s, 0.0);
   ASSERT_EQ(fit->harness_s.count("timer"), 1u);
@@ -63,22 +63,22 @@ TEST(FitOpClassTest, HarnessConstantIsKeptApartFromTheKernel) {
   EXPECT_LT(fit->fit_error, 0.01);
   // The kernel's own time excludes the harness; what the source reports includes it.
   OpSample s = SamplesOf(truth, "timer", 20e-6).front();
-  EXPECT_NEAR(MeasuredSeconds(*fit, kPeak, s), s.seconds, 0.02 * s.seconds);
-  EXPECT_LT(ClassKernelSeconds(*fit, kPeak, s.flops, s.bytes), s.seconds - 15e-6);
+  EXPECT_NEAR(MeasuredSeconds(*fit, kClassPeak, s), s.seconds, 0.02 * s.seconds);
+  EXPECT_LT(ClassKernelSeconds(*fit, kClassPeak, s.flops, s.bytes), s.seconds - 15e-6);
 }
 
 TEST(FitOpClassTest, HeldOutHalfAlternatesByRooflineTime) {
   std::vector<OpSample> samples = SamplesOf(Truth());
   std::vector<OpSample> fitted, held_out;
-  SplitByRooflineTime(samples, kPeak, fitted, held_out);
+  SplitByRooflineTime(samples, kClassPeak, fitted, held_out);
   EXPECT_EQ(fitted.size() + held_out.size(), samples.size());
   EXPECT_LE(held_out.size(), fitted.size());
-  auto fit = FitClassWithHeldOut(samples, kPeak, "synthetic source");
+  auto fit = FitClassWithHeldOut(samples, kClassPeak, "synthetic source");
   ASSERT_TRUE(fit.ok());
   EXPECT_EQ(fit->samples, static_cast<int>(fitted.size()));
   EXPECT_EQ(fit->source, "synthetic source");
   EXPECT_LT(fit->held_out_error, 0.01);
-  EXPECT_NEAR(EvaluateClassFit(*fit, kPeak, held_out).geomean, fit->held_out_error, 1e-12);
+  EXPECT_NEAR(EvaluateClassFit(*fit, kClassPeak, held_out).geomean, fit->held_out_error, 1e-12);
 }
 
 TEST(FitOpClassTest, ErrorSummary) {
@@ -90,12 +90,12 @@ TEST(FitOpClassTest, ErrorSummary) {
 }
 
 TEST(FitOpClassTest, BadInputIsAnError) {
-  EXPECT_FALSE(FitClassCurve({}, kPeak).ok());
+  EXPECT_FALSE(FitClassCurve({}, kClassPeak).ok());
   std::vector<OpSample> samples = SamplesOf(Truth());
   EXPECT_FALSE(FitClassCurve(samples, DevicePeak{0, 1}).ok());
   samples[0].seconds = 0;
-  EXPECT_FALSE(FitClassCurve(samples, kPeak).ok());
-  EXPECT_FALSE(FitClassWithHeldOut({samples[1], samples[2]}, kPeak, "x").ok());
+  EXPECT_FALSE(FitClassCurve(samples, kClassPeak).ok());
+  EXPECT_FALSE(FitClassWithHeldOut({samples[1], samples[2]}, kClassPeak, "x").ok());
 }
 
 }  // namespace

@@ -24,7 +24,7 @@ Profile SampleProfile() {
   return p;
 }
 
-void ExpectSame(const Profile& a, const Profile& b) {
+void ExpectSameProfile(const Profile& a, const Profile& b) {
   EXPECT_EQ(a.node_times(), b.node_times());
   EXPECT_EQ(a.signature_times(), b.signature_times());
   EXPECT_EQ(a.transfer_times(), b.transfer_times());
@@ -36,7 +36,7 @@ TEST(ProfileTest, JsonRoundTrip) {
   EXPECT_EQ(p.num_entries(), 7u);
   auto back = Profile::FromJson(p.ToJson(), "p.json");
   ASSERT_TRUE(back.ok()) << back.status().ToString();
-  ExpectSame(p, *back);
+  ExpectSameProfile(p, *back);
   EXPECT_TRUE(std::isinf(back->node_times().at("op1").at("cpu")));
 }
 
@@ -50,7 +50,7 @@ TEST(ProfileTest, ContentionAndSendCostsRoundTripInJson) {
   EXPECT_EQ(p.num_entries(), 10u);
   auto back = Profile::FromJson(p.ToJson(), "p.json");
   ASSERT_TRUE(back.ok()) << back.status().ToString();
-  ExpectSame(p, *back);
+  ExpectSameProfile(p, *back);
   EXPECT_EQ(back->cpu_contention(), p.cpu_contention());
   EXPECT_EQ(back->send_costs(), p.send_costs());
   EXPECT_EQ(back->SendCost("cpu:0-0", "cpu-core", "cpu:1-1", "cpu-core"), 2.5e-6);
@@ -100,7 +100,7 @@ TEST(ProfileTest, CsvRoundTripIncludingQuotedSignatures) {
   EXPECT_NE(csv.find("\"MatMul|fp32|[8,64]x[64,64]\""), std::string::npos);
   auto back = Profile::FromCsv(csv, "p.csv");
   ASSERT_TRUE(back.ok()) << back.status().ToString();
-  ExpectSame(p, *back);
+  ExpectSameProfile(p, *back);
 }
 
 TEST(ProfileTest, MinimalCsvWithOnlySomeColumns) {
@@ -222,7 +222,7 @@ TEST(ProfileTest, ReadAndWriteFilesByExtension) {
     ASSERT_TRUE(p.WriteFile(path).ok());
     auto back = Profile::ReadFile(path);
     ASSERT_TRUE(back.ok()) << back.status().ToString();
-    ExpectSame(p, *back);
+    ExpectSameProfile(p, *back);
     std::remove(path.c_str());
   }
   auto missing = Profile::ReadFile(dir + "/no_such_profile.json");

@@ -38,10 +38,10 @@ class Hand {
   Graph g_;
 };
 
-using Names = std::vector<std::string>;
+using NameList = std::vector<std::string>;
 
-std::vector<Names> GroupNames(Hand& h, const std::vector<FusionGroup>& groups) {
-  std::vector<Names> out;
+std::vector<NameList> GroupNames(Hand& h, const std::vector<FusionGroup>& groups) {
+  std::vector<NameList> out;
   for (const FusionGroup& g : groups) out.push_back(h.Names(g));
   return out;
 }
@@ -57,7 +57,7 @@ TEST(FusionTest, ConvBnReluBecomesOneOp) {
   auto fused = FuseGraph(h.graph(), BuiltinFusionRules());
   ASSERT_TRUE(fused.ok()) << fused.status().ToString();
   ASSERT_EQ(fused->groups.size(), 1u);
-  EXPECT_EQ(h.Names(fused->groups[0]), (Names{"conv", "bn", "relu"}));
+  EXPECT_EQ(h.Names(fused->groups[0]), (NameList{"conv", "bn", "relu"}));
   EXPECT_EQ(fused->groups[0].rule, "conv-bn-relu");
   EXPECT_EQ(fused->num_fused_groups, 1u);
   EXPECT_EQ(fused->num_fused_ops, 3u);
@@ -109,9 +109,9 @@ TEST(FusionTest, MultiOutputLinksAreNeverFused) {
   h.Output(bn_tap);
   auto groups = FindFusionGroups(h.graph(), BuiltinFusionRules());
   ASSERT_TRUE(groups.ok());
-  std::set<Names> got;
-  for (const Names& n : GroupNames(h, *groups)) got.insert(n);
-  EXPECT_EQ(got, (std::set<Names>{{"add1"}, {"relu1"}, {"conv", "bn"}, {"relu2"}, {"tap"}}));
+  std::set<NameList> got;
+  for (const NameList& n : GroupNames(h, *groups)) got.insert(n);
+  EXPECT_EQ(got, (std::set<NameList>{{"add1"}, {"relu1"}, {"conv", "bn"}, {"relu2"}, {"tap"}}));
 }
 
 TEST(FusionTest, MatMulAddGeluAndLayerNormChains) {
@@ -135,9 +135,9 @@ TEST(FusionTest, MatMulAddGeluAndLayerNormChains) {
   auto groups = FindFusionGroups(h.graph(), BuiltinFusionRules());
   ASSERT_TRUE(groups.ok());
   EXPECT_EQ(GroupNames(h, *groups),
-            (std::vector<Names>{{"mean", "sub"},
-                                {"pow", "var", "eps", "sqrt", "div", "gamma", "beta"},
-                                {"fc", "bias", "gelu"}}));
+            (std::vector<NameList>{{"mean", "sub"},
+                                   {"pow", "var", "eps", "sqrt", "div", "gamma", "beta"},
+                                   {"fc", "bias", "gelu"}}));
   EXPECT_EQ((*groups)[0].rule, "layernorm-mean");
   EXPECT_EQ((*groups)[1].rule, "layernorm-body");
   EXPECT_EQ((*groups)[2].rule, "matmul-add-gelu");
@@ -159,7 +159,7 @@ TEST(FusionTest, PartialMatchIsReleased) {
   h.Output(s);
   auto groups = FindFusionGroups(h.graph(), BuiltinFusionRules());
   ASSERT_TRUE(groups.ok());
-  EXPECT_EQ(GroupNames(h, *groups), (std::vector<Names>{{"conv", "bn"}, {"add"}, {"sig"}}));
+  EXPECT_EQ(GroupNames(h, *groups), (std::vector<NameList>{{"conv", "bn"}, {"add"}, {"sig"}}));
 }
 
 // Property: on random DAGs and random rules every op is in exactly one group, each fused group is

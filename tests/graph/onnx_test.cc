@@ -538,7 +538,7 @@ void ExpectSameNode(const Graph& a, const Node& na, const Graph& b, const Node& 
 }
 
 // `b` read back from `a` written as ONNX: the same nodes, names, op types, shapes, attributes.
-void ExpectSameGraph(const Graph& a, const Graph& b) {
+void ExpectSameOnnxGraph(const Graph& a, const Graph& b) {
   ASSERT_EQ(a.num_nodes(), b.num_nodes());
   EXPECT_EQ(a.NumParameters(), b.NumParameters());
   EXPECT_EQ(OpTypeCounts(a), OpTypeCounts(b));
@@ -552,7 +552,7 @@ void ExpectSameGraph(const Graph& a, const Graph& b) {
   }
 }
 
-// Like ExpectSameGraph, but constant subgraphs of `a` may have been folded into Constant nodes.
+// Like ExpectSameOnnxGraph, but constant subgraphs of `a` may have been folded into Constant nodes.
 void ExpectSameGraphUpToFolding(const Graph& a, const Graph& b) {
   EXPECT_LE(b.num_nodes(), a.num_nodes());
   EXPECT_EQ(a.NumParameters(), b.NumParameters());
@@ -587,7 +587,7 @@ TEST(OnnxWriteTest, ImportedModelsRoundTrip) {
     ASSERT_TRUE(bytes.ok()) << bytes.status().ToString();
     auto second = ReadOnnxBytes(*bytes, "roundtrip.onnx", options);
     ASSERT_TRUE(second.ok()) << second.status().ToString();
-    ExpectSameGraph(*first, *second);
+    ExpectSameOnnxGraph(*first, *second);
     // Payloads survive too.
     for (NodeId w : first->Weights()) {
       const Node& a = first->node(w);
@@ -634,7 +634,7 @@ TEST(OnnxWriteTest, FileRoundTrip) {
   ASSERT_TRUE(WriteOnnxFile(*g, path).ok());
   auto back = ReadOnnxFile(path);
   ASSERT_TRUE(back.ok()) << back.status().ToString();
-  ExpectSameGraph(*g, *back);
+  ExpectSameOnnxGraph(*g, *back);
   std::remove(path.c_str());
 }
 
@@ -668,7 +668,7 @@ TEST(OnnxWriteTest, MetadataGoesOnTheModelAndTheNamedOpsAndDoesNotChangeTheGraph
   }
   auto back = ReadOnnxBytes(*bytes, "annotated.onnx");
   ASSERT_TRUE(back.ok()) << back.status().ToString();
-  ExpectSameGraph(*g, *back);
+  ExpectSameOnnxGraph(*g, *back);
   metadata.ops["no-such-op"] = {{"k", "v"}};
   auto bad = WriteOnnxBytes(*g, metadata);
   EXPECT_EQ(bad.status().ExitCode(), 2);
@@ -693,13 +693,13 @@ TEST_P(ZooRoundTripTest, ZooModelsExportAndReimportWithSameShapes) {
   if (GetParam() == "openllama-3b")
     ExpectSameGraphUpToFolding(*zoo, *back);
   else
-    ExpectSameGraph(*zoo, *back);
+    ExpectSameOnnxGraph(*zoo, *back);
   // Exported again, the imported graph is a fixed point.
   auto bytes2 = WriteOnnxBytes(*back);
   ASSERT_TRUE(bytes2.ok());
   auto back2 = ReadOnnxBytes(*bytes2, GetParam() + ".2.onnx");
   ASSERT_TRUE(back2.ok()) << back2.status().ToString();
-  ExpectSameGraph(*back, *back2);
+  ExpectSameOnnxGraph(*back, *back2);
 }
 
 INSTANTIATE_TEST_SUITE_P(Zoo, ZooRoundTripTest,

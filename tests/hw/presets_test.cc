@@ -26,7 +26,7 @@ DeviceId Dev(const Cluster& c, const std::string& name) {
 }
 
 // The first link of a route that is a PCIe bus shared with other GPUs, by name.
-std::string BusOf(const Cluster& c, DeviceId d) {
+std::string PresetBusOf(const Cluster& c, DeviceId d) {
   for (const RouteHop& h : c.HostToDevice(d).hops) {
     const Link& l = c.link(h.link);
     if (l.name.rfind("pcie-bus", 0) == 0) return l.name;
@@ -62,10 +62,10 @@ TEST(Presets, SortingHatV100BusSharingAndNvlinkCounts) {
     EXPECT_EQ(c.device(d).memory_bytes(), int64_t{32} << 30);
   }
   // Two PCIe gen3 buses, each shared by two GPUs: GPU1+GPU2 and GPU3+GPU4 (paper numbering).
-  EXPECT_EQ(BusOf(c, g[0]), "pcie-bus0");
-  EXPECT_EQ(BusOf(c, g[1]), "pcie-bus0");
-  EXPECT_EQ(BusOf(c, g[2]), "pcie-bus1");
-  EXPECT_EQ(BusOf(c, g[3]), "pcie-bus1");
+  EXPECT_EQ(PresetBusOf(c, g[0]), "pcie-bus0");
+  EXPECT_EQ(PresetBusOf(c, g[1]), "pcie-bus0");
+  EXPECT_EQ(PresetBusOf(c, g[2]), "pcie-bus1");
+  EXPECT_EQ(PresetBusOf(c, g[3]), "pcie-bus1");
   EXPECT_NEAR(c.HostToDevice(g[0]).bottleneck_bytes_per_s, 15.75e9, 1e6);
   // NVLink: 2-way GPU1-GPU4 and GPU2-GPU3, 1-way the other four pairs.
   std::map<std::pair<int, int>, int> counts;
@@ -127,7 +127,7 @@ TEST(Presets, EightGpuNvswitchBoxes) {
     Cluster c = Load(name);
     ASSERT_EQ(c.num_devices(), 8u);
     std::map<std::string, int> per_bus;
-    for (DeviceId d : c.DeviceIds()) per_bus[BusOf(c, d)]++;
+    for (DeviceId d : c.DeviceIds()) per_bus[PresetBusOf(c, d)]++;
     EXPECT_EQ(per_bus.size(), 4u);  // four PCIe buses, two GPUs each
     for (const auto& [bus, n] : per_bus) EXPECT_EQ(n, 2) << bus;
   }

@@ -46,7 +46,7 @@ struct LstmOnCoreGroups {
   }
 };
 
-PlanRequest Request(const cost::CostModel& cost) {
+PlanRequest PipelineRequest(const cost::CostModel& cost) {
   PlanRequest r;
   r.cost = &cost;
   r.model_spec = "lstm";
@@ -68,9 +68,9 @@ std::map<uint32_t, size_t> StageOf(const plan::Plan& p) {
 // one group, with a few hand-offs per step.
 TEST(PipelinePlannerTest, CutsAStackedLstmBetweenLayers) {
   auto f = LstmOnCoreGroups::Make(4, 16);
-  auto pipe = RunPlanner("pipeline", Request(*f->cost));
+  auto pipe = RunPlanner("pipeline", PipelineRequest(*f->cost));
   ASSERT_TRUE(pipe.ok()) << pipe.status().ToString();
-  auto single = RunPlanner("single", Request(*f->cost));
+  auto single = RunPlanner("single", PipelineRequest(*f->cost));
   ASSERT_TRUE(single.ok());
   const plan::Plan& p = pipe->result.plan;
   EXPECT_EQ(p.algo, "pipeline");
@@ -106,8 +106,8 @@ TEST(PipelinePlannerTest, CutsAStackedLstmBetweenLayers) {
 
 TEST(PipelinePlannerTest, SameRequestSamePlan) {
   auto f = LstmOnCoreGroups::Make(3, 8);
-  auto a = RunPlanner("pipeline", Request(*f->cost));
-  auto b = RunPlanner("pipeline", Request(*f->cost));
+  auto a = RunPlanner("pipeline", PipelineRequest(*f->cost));
+  auto b = RunPlanner("pipeline", PipelineRequest(*f->cost));
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_EQ(plan::PlanToJson(a->result.plan, f->graph, f->cluster),
             plan::PlanToJson(b->result.plan, f->graph, f->cluster));
@@ -149,7 +149,7 @@ TEST(PipelinePlannerTest, NeverSlowerThanTheSingleDeviceBaseline) {
 // The time limit ends the search with the best plan found so far, and says so.
 TEST(PipelinePlannerTest, TimeLimitReturnsTheBestPlanFound) {
   auto f = LstmOnCoreGroups::Make(4, 16);
-  PlanRequest r = Request(*f->cost);
+  PlanRequest r = PipelineRequest(*f->cost);
   r.options.time_limit_s = 1e-9;
   auto out = RunPlanner("pipeline", r);
   ASSERT_TRUE(out.ok()) << out.status().ToString();

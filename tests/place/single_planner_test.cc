@@ -12,7 +12,7 @@ namespace {
 using testing::CostFixture;
 using ::testing::HasSubstr;
 
-PlanRequest Request(const CostFixture& f) {
+PlanRequest SingleRequest(const CostFixture& f) {
   PlanRequest r;
   r.cost = f.cost.get();
   r.model_spec = "chain";
@@ -37,7 +37,7 @@ TEST(SinglePlannerTest, PutsEverythingOnTheFastestDeviceThatFits) {
   }
   f->cost = std::make_unique<cost::CostModel>(f->graph, f->cluster, cost::CostModelOptions{},
                                               &f->profile);
-  auto out = RunPlanner("single", Request(*f));
+  auto out = RunPlanner("single", SingleRequest(*f));
   ASSERT_TRUE(out.ok()) << out.status().message();
   const plan::Plan& p = out->result.plan;
   ASSERT_EQ(p.devices.size(), 1u);
@@ -56,7 +56,7 @@ TEST(SinglePlannerTest, PutsEverythingOnTheFastestDeviceThatFits) {
 TEST(SinglePlannerTest, SaysWhichDeviceLacksHowMuchMemory) {
   // 6 weights of 16 KiB on 64 KiB GPUs.
   auto f = CostFixture::Make(hx::testing::MakeChain(6), testing::MakeBusCluster(64 * 1024), 1e-3);
-  auto out = RunPlanner("single", Request(*f));
+  auto out = RunPlanner("single", SingleRequest(*f));
   ASSERT_FALSE(out.ok());
   EXPECT_EQ(out.status().code(), StatusCode::kResourceExhausted);
   EXPECT_THAT(out.status().message(),
@@ -65,7 +65,7 @@ TEST(SinglePlannerTest, SaysWhichDeviceLacksHowMuchMemory) {
 
 TEST(SinglePlannerTest, RejectsBadOptions) {
   auto f = CostFixture::Make(hx::testing::MakeChain(2), testing::MakeBusCluster(), 1e-3);
-  PlanRequest r = Request(*f);
+  PlanRequest r = SingleRequest(*f);
   r.options.time_limit_s = 0;
   EXPECT_FALSE(RunPlanner("single", r).ok());
 }

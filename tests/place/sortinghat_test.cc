@@ -205,28 +205,30 @@ TEST(SortingHatMilpTest, EvaluateRejectsInconsistentAssignments) {
 }
 
 // ---- The planner end to end.
-struct Inputs {
+struct SortingHatInputs {
   Graph graph;
   hw::Cluster cluster;
   std::unique_ptr<cost::CostModel> cost;
 };
 
 // Heap-allocated: the cost model keeps pointers to the graph and cluster.
-std::unique_ptr<Inputs> MakeInputs(Graph g, hw::Cluster c) {
-  auto s = std::make_unique<Inputs>(Inputs{std::move(g), std::move(c), nullptr});
+std::unique_ptr<SortingHatInputs> MakeSortingHatInputs(Graph g, hw::Cluster c) {
+  auto s =
+      std::make_unique<SortingHatInputs>(SortingHatInputs{std::move(g), std::move(c), nullptr});
   s->cost = std::make_unique<cost::CostModel>(s->graph, s->cluster);
   return s;
 }
 
 // The same request without SortingHat's own options (for the planners compared with it).
-PlanRequest PlainRequest(const std::unique_ptr<Inputs>& s) {
+PlanRequest PlainRequest(const std::unique_ptr<SortingHatInputs>& s) {
   PlanRequest r;
   r.cost = s->cost.get();
   r.options.time_limit_s = 20;
   return r;
 }
 
-PlanRequest Request(const std::unique_ptr<Inputs>& s, const std::string& ablation = "") {
+PlanRequest SortingHatRequest(const std::unique_ptr<SortingHatInputs>& s,
+                              const std::string& ablation = "") {
   PlanRequest r;
   r.cost = s->cost.get();
   r.options.time_limit_s = 20;
@@ -270,11 +272,12 @@ hw::Cluster TwoV100s(bool separate_buses) {
 }
 
 TEST(SortingHatPlannerTest, MergedPlanHasBusQueuesSubmodelsAndAnAccurateEstimate) {
-  auto s = MakeInputs(testing::MakeForkJoin(3, 2, 1024), *hw::BuildPreset("sortinghat-v100"));
+  auto s =
+      MakeSortingHatInputs(testing::MakeForkJoin(3, 2, 1024), *hw::BuildPreset("sortinghat-v100"));
   SortingHatReport report;
-  auto direct = PlanSortingHat(Request(s), &report);
+  auto direct = PlanSortingHat(SortingHatRequest(s), &report);
   ASSERT_TRUE(direct.ok()) << direct.status().ToString();
-  auto out = RunPlanner("sortinghat", Request(s));
+  auto out = RunPlanner("sortinghat", SortingHatRequest(s));
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   auto single = RunPlanner("single", PlainRequest(s));
   ASSERT_TRUE(single.ok());
@@ -301,10 +304,10 @@ TEST(SortingHatPlannerTest, MergedPlanHasBusQueuesSubmodelsAndAnAccurateEstimate
 
 TEST(SortingHatPlannerTest, Figure3SeparateBusesBeatASharedBus) {
   // Weight-heavy branches (16 MB per MatMul): loading dominates, as for the paper's Fig. 3.
-  auto shared = MakeInputs(testing::MakeForkJoin(2, 2, 2048), TwoV100s(false));
-  auto separate = MakeInputs(testing::MakeForkJoin(2, 2, 2048), TwoV100s(true));
-  auto a = RunPlanner("sortinghat", Request(shared));
-  auto b = RunPlanner("sortinghat", Request(separate));
+  auto shared = MakeSortingHatInputs(testing::MakeForkJoin(2, 2, 2048), TwoV100s(false));
+  auto separate = MakeSortingHatInputs(testing::MakeForkJoin(2, 2, 2048), TwoV100s(true));
+  auto a = RunPlanner("sortinghat", SortingHatRequest(shared));
+  auto b = RunPlanner("sortinghat", SortingHatRequest(separate));
   ASSERT_TRUE(a.ok()) << a.status().ToString();
   ASSERT_TRUE(b.ok()) << b.status().ToString();
   EXPECT_LT(b->sim.makespan_s, 0.8 * a->sim.makespan_s)
@@ -318,10 +321,10 @@ TEST(SortingHatPlannerTest, Figure3SeparateBusesBeatASharedBus) {
 }
 
 TEST(SortingHatPlannerTest, AblationsGiveValidPlans) {
-  auto s =
-      MakeInputs(testing::MakeForkJoin(2, 2, 1024), *hw::BuildPreset("sortinghat-v100-hetero"));
+  auto s = MakeSortingHatInputs(testing::MakeForkJoin(2, 2, 1024),
+                                *hw::BuildPreset("sortinghat-v100-hetero"));
   for (const std::string ablation : {"no-contention", "no-topology", "independent"}) {
-    auto out = RunPlanner("sortinghat", Request(s, ablation));
+    auto out = RunPlanner("sortinghat", SortingHatRequest(s, ablation));
     ASSERT_TRUE(out.ok()) << ablation << ": " << out.status().ToString();
     // Ablations return their own merged plan, never a warm start.
     EXPECT_EQ(out->result.plan.submodels.size(), 2u) << ablation;
@@ -330,7 +333,7 @@ TEST(SortingHatPlannerTest, AblationsGiveValidPlans) {
         EXPECT_EQ(q.name.rfind("bus:", 0), std::string::npos) << q.name;
     }
   }
-  PlanRequest bad = Request(s);
+  PlanRequest bad = SortingHatRequest(s);
   ASSERT_TRUE(bad.planner_options.Give("q", int64_t{1}).ok());
   EXPECT_EQ(PlanSortingHat(bad).status().code(), StatusCode::kInvalidArgument);
 }

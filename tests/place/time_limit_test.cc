@@ -23,7 +23,7 @@ namespace {
 
 // n tasks on `devices` identical devices, unit links, random costs and edges (as in
 // exact_planners_test.cc, larger).
-SchedulingProblem RandomProblem(int n, int devices, uint64_t seed) {
+SchedulingProblem TimeLimitRandomProblem(int n, int devices, uint64_t seed) {
   std::mt19937_64 rng(seed);
   SchedulingProblem p(n, devices);
   for (int a = 0; a < devices; ++a)
@@ -40,7 +40,7 @@ SchedulingProblem RandomProblem(int n, int devices, uint64_t seed) {
 TEST(TimeLimitTest, MoiraiKeepsItsWarmStartWhenTheLimitEndsWhileBuilding) {
   // 70 tasks and about 100 flows: tens of thousands of non-overlap and congestion rows, more than
   // 0.1 s builds and solves; the limit may end while building, presolving or branching.
-  SchedulingProblem p = RandomProblem(70, 3, 5);
+  SchedulingProblem p = TimeLimitRandomProblem(70, 3, 5);
   auto warm = BestFastSchedule(p);
   ASSERT_TRUE(warm.ok());
   MoiraiOptions options;
@@ -59,7 +59,7 @@ TEST(TimeLimitTest, MoiraiKeepsItsWarmStartWhenTheLimitEndsWhileBuilding) {
 }
 
 TEST(TimeLimitTest, GetfReturnsAValidScheduleUnderAShortLimit) {
-  SchedulingProblem p = RandomProblem(150, 4, 7);
+  SchedulingProblem p = TimeLimitRandomProblem(150, 4, 7);
   auto warm = BestFastSchedule(p);
   ASSERT_TRUE(warm.ok());
   GetfOptions options;
@@ -74,15 +74,15 @@ TEST(TimeLimitTest, GetfReturnsAValidScheduleUnderAShortLimit) {
   EXPECT_LE(r->bound, r->schedule.makespan + 1e-9);
 }
 
-struct Inputs {
+struct TimeLimitInputs {
   graph::Graph graph;
   hw::Cluster cluster;
   std::unique_ptr<cost::CostModel> cost;
 };
-std::unique_ptr<Inputs> MakeInputs(graph::Graph g, const std::string& preset) {
+std::unique_ptr<TimeLimitInputs> MakeTimeLimitInputs(graph::Graph g, const std::string& preset) {
   auto c = hw::BuildPreset(preset);
   EXPECT_TRUE(c.ok());
-  auto s = std::make_unique<Inputs>(Inputs{std::move(g), std::move(*c), nullptr});
+  auto s = std::make_unique<TimeLimitInputs>(TimeLimitInputs{std::move(g), std::move(*c), nullptr});
   // The roofline: these solver cases were sized on its numbers (issue 21 kept it as an option).
   cost::CostModelOptions options;
   options.kind = cost::CostModelKind::kRoofline;
@@ -93,7 +93,7 @@ std::unique_ptr<Inputs> MakeInputs(graph::Graph g, const std::string& preset) {
 TEST(TimeLimitTest, SortingHatKeepsWarmStartsForSubmodelsPastTheLimit) {
   // A chain of 40 ops cut into 40 submodels at its dominators, each a MILP over 4 GPUs x 6 slots:
   // 0.2 s cannot solve them all, so later submodels keep their warm starts.
-  auto s = MakeInputs(testing::MakeChain(40, 512, 64), "sortinghat-v100");
+  auto s = MakeTimeLimitInputs(testing::MakeChain(40, 512, 64), "sortinghat-v100");
   PlanRequest r;
   r.cost = s->cost.get();
   r.options.time_limit_s = 0.2;
@@ -119,7 +119,7 @@ TEST(TimeLimitTest, SortingHatKeepsWarmStartsForSubmodelsPastTheLimit) {
 }
 
 TEST(TimeLimitTest, EveryExactPlannerAndAutoGiveAValidPlanUnderAShortLimit) {
-  auto s = MakeInputs(testing::MakeRandomDag(60, 11, 256), "sortinghat-v100");
+  auto s = MakeTimeLimitInputs(testing::MakeRandomDag(60, 11, 256), "sortinghat-v100");
   PlanRequest r;
   r.cost = s->cost.get();
   r.options.time_limit_s = 0.3;

@@ -16,15 +16,15 @@
 namespace hx::place {
 namespace {
 
-struct Inputs {
+struct WarmInputs {
   graph::Graph graph;
   std::unique_ptr<hw::Cluster> cluster;
   std::unique_ptr<cost::CostModel> cost;
 };
 
 // `model` (batch 1, its default sequence) on the 4-GPU sortinghat-v100 preset.
-std::unique_ptr<Inputs> Load(const std::string& model) {
-  auto in = std::make_unique<Inputs>();
+std::unique_ptr<WarmInputs> LoadWarmInputs(const std::string& model) {
+  auto in = std::make_unique<WarmInputs>();
   auto cluster = hw::LoadCluster("sortinghat-v100");
   EXPECT_TRUE(cluster.ok()) << cluster.status().ToString();
   auto g = graph::BuildZooModel(model, graph::ZooOptions{});
@@ -40,7 +40,7 @@ std::unique_ptr<Inputs> Load(const std::string& model) {
   return in;
 }
 
-PlanRequest Request(const cost::CostModel& cost, double warm, const std::string& model) {
+PlanRequest WarmRequest(const cost::CostModel& cost, double warm, const std::string& model) {
   PlanRequest request;
   request.cost = &cost;
   request.options.time_limit_s = 3.0;  // getf: a short MILP
@@ -59,10 +59,10 @@ double SimulatedWarm(plan::Plan plan, const cost::CostModel& cost, double warm) 
 }
 
 TEST(WarmCostModel, ScalesWeightLoadsNotMemory) {
-  auto in = Load("gpt2");
+  auto in = LoadWarmInputs("gpt2");
   ASSERT_NE(in, nullptr);
   cost::CostModelOptions half_options;
-  half_options.kind = cost::CostModelKind::kRoofline;  // as Load's
+  half_options.kind = cost::CostModelKind::kRoofline;  // as LoadWarmInputs's
   half_options.resident_weight_fraction = 0.5;
   cost::CostModel half(in->graph, *in->cluster, half_options);
   cost::CostModelOptions all_options;
@@ -91,16 +91,16 @@ TEST(WarmCostModel, ScalesWeightLoadsNotMemory) {
 // simulates (warm) no slower than the cold plan simulated warm, and the plan says it is warm.
 TEST(WarmPlanning, NeverSlowerThanTheColdPlanSimulatedWarm) {
   for (const char* model : {"gpt2", "resnet50"}) {
-    auto in = Load(model);
+    auto in = LoadWarmInputs(model);
     ASSERT_NE(in, nullptr);
     const cost::CostModel& cost = *in->cost;
     for (const char* algo : {"heft", "getf", "single"}) {
-      auto cold = RunPlanner(algo, Request(cost, 0.0, model));
+      auto cold = RunPlanner(algo, WarmRequest(cost, 0.0, model));
       ASSERT_TRUE(cold.ok()) << algo << " on " << model << ": " << cold.status().ToString();
       for (double warm : {1.0, 0.5}) {
         const std::string who =
             std::string(algo) + " on " + model + " warm " + std::to_string(warm);
-        auto out = RunPlanner(algo, Request(cost, warm, model));
+        auto out = RunPlanner(algo, WarmRequest(cost, warm, model));
         ASSERT_TRUE(out.ok()) << who << ": " << out.status().ToString();
         const double cold_warm = SimulatedWarm(cold->result.plan, cost, warm);
         EXPECT_LE(out->sim.makespan_s, cold_warm * (1 + 1e-12)) << who;
@@ -133,12 +133,12 @@ TEST(WarmPlanning, NeverSlowerThanTheColdPlanSimulatedWarm) {
 }
 
 TEST(WarmPlanning, ZeroIsExactlyTheColdPlan) {
-  auto in = Load("gpt2");
+  auto in = LoadWarmInputs("gpt2");
   ASSERT_NE(in, nullptr);
   for (const char* algo : {"heft", "single"}) {
-    PlanRequest plain = Request(*in->cost, 0.0, "gpt2");
+    PlanRequest plain = WarmRequest(*in->cost, 0.0, "gpt2");
     auto cold = RunPlanner(algo, plain);
-    auto zero = RunPlanner(algo, Request(*in->cost, 0.0, "gpt2"));
+    auto zero = RunPlanner(algo, WarmRequest(*in->cost, 0.0, "gpt2"));
     ASSERT_TRUE(cold.ok() && zero.ok()) << algo;
     EXPECT_EQ(plan::PlanToJson(zero->result.plan, in->graph, *in->cluster),
               plan::PlanToJson(cold->result.plan, in->graph, *in->cluster))
@@ -150,11 +150,11 @@ TEST(WarmPlanning, ZeroIsExactlyTheColdPlan) {
 }
 
 TEST(WarmPlanning, RejectsAFractionOutsideZeroToOne) {
-  auto in = Load("gpt2");
+  auto in = LoadWarmInputs("gpt2");
   ASSERT_NE(in, nullptr);
   for (double bad : {1.5, -0.1, std::numeric_limits<double>::quiet_NaN(),
                      std::numeric_limits<double>::infinity()}) {
-    auto out = RunPlanner("heft", Request(*in->cost, bad, "gpt2"));
+    auto out = RunPlanner("heft", WarmRequest(*in->cost, bad, "gpt2"));
     ASSERT_FALSE(out.ok()) << bad;
     EXPECT_EQ(out.status().code(), StatusCode::kInvalidArgument) << bad;
     EXPECT_NE(out.status().message().find("--warm"), std::string::npos) << out.status().message();
@@ -164,9 +164,9 @@ TEST(WarmPlanning, RejectsAFractionOutsideZeroToOne) {
 // A portfolio plans its members warm; the plan it returns is warmed once, not twice (twice would
 // mark about 0.75 of the loaded bytes resident).
 TEST(WarmPlanning, AutoWarmsItsWinnerOnce) {
-  auto in = Load("gpt2");
+  auto in = LoadWarmInputs("gpt2");
   ASSERT_NE(in, nullptr);
-  PlanRequest request = Request(*in->cost, 0.5, "gpt2");
+  PlanRequest request = WarmRequest(*in->cost, 0.5, "gpt2");
   request.options.time_limit_s = 0.5;  // the fast planners only
   auto out = RunPlanner("auto", request);
   ASSERT_TRUE(out.ok()) << out.status().ToString();

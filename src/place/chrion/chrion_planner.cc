@@ -23,7 +23,7 @@
 namespace hx::place {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kChrionInf = std::numeric_limits<double>::infinity();
 
 bool IsGpuLike(hw::DeviceKind k) { return k == hw::DeviceKind::kGpu || k == hw::DeviceKind::kMig; }
 
@@ -142,9 +142,9 @@ struct Context {
     for (NodeId w : g.NodesOfKind(graph::NodeKind::kWeight))
       if (!g.node(w).outputs.empty()) bytes[w.index()] = g.tensor(g.node(w).outputs[0]).Bytes();
     for (NodeId v : g.Ops()) {
-      gpu_time[v.index()] = cost.Supports(v, gpu) ? cost.OpTime(v, gpu) : kInf;
+      gpu_time[v.index()] = cost.Supports(v, gpu) ? cost.OpTime(v, gpu) : kChrionInf;
       for (size_t i = 0; i < cpus.size(); ++i)
-        cpu_time[i][v.index()] = cost.Supports(v, cpus[i]) ? cost.OpTime(v, cpus[i]) : kInf;
+        cpu_time[i][v.index()] = cost.Supports(v, cpus[i]) ? cost.OpTime(v, cpus[i]) : kChrionInf;
       weights[v.index()] = plan::WeightInputs(g, v);
       base_mem[v.index()] = std::max<int64_t>(0, cost.OpMemoryBytes(v) - cost.OpWeightBytes(v) -
                                                      cost.OpOutputBytes(v)) +
@@ -215,7 +215,7 @@ StatusOr<ChrionSchedule> SelectDevices(const Context& c, int cores, double alpha
     };
     const NodeId parent = c.order.merged_into[v.index()];
     int best = -1;
-    double best_cost = kInf, best_est = 0.0, best_eft = 0.0;
+    double best_cost = kChrionInf, best_est = 0.0, best_eft = 0.0;
     int64_t best_mem = 0;
     auto evaluate = [&](int lo, int hi) {
       for (int j = lo; j <= hi; ++j) {
@@ -408,7 +408,7 @@ StatusOr<ChrionResult> RunChrion(const cost::CostModel& cost, const ChrionOption
   const hw::Cluster& cluster = cost.cluster();
   ChrionResult out;
   // The GPU: the fastest by total op time over the ops it supports.
-  double best_total = kInf;
+  double best_total = kChrionInf;
   std::vector<DeviceId> cpus;
   for (DeviceId d : cluster.DeviceIds()) {
     if (cluster.device(d).kind == hw::DeviceKind::kCpu) {

@@ -31,7 +31,7 @@ namespace {
 
 constexpr double kRelayMemoryShare = 0.95;  // of a relay's capacity its forwarded weights may use
 
-bool IsGpuLike(hw::DeviceKind k) { return k == hw::DeviceKind::kGpu || k == hw::DeviceKind::kMig; }
+bool IsGpuOrMig(hw::DeviceKind k) { return k == hw::DeviceKind::kGpu || k == hw::DeviceKind::kMig; }
 
 std::set<uint32_t> PcieLinks(const hw::Cluster& cluster, DeviceId d) {
   std::set<uint32_t> out;
@@ -46,7 +46,7 @@ std::vector<DeviceId> SelectRelays(const hw::Cluster& cluster, DeviceId exec) {
   const std::set<uint32_t> own = PcieLinks(cluster, exec);
   std::map<uint32_t, std::pair<double, DeviceId>> best;  // bus link -> (bandwidth, relay)
   for (DeviceId q : cluster.DeviceIds()) {
-    if (q == exec || !IsGpuLike(cluster.device(q).kind)) continue;
+    if (q == exec || !IsGpuOrMig(cluster.device(q).kind)) continue;
     if (!cluster.PeerToPeerAllowed(q, exec)) continue;
     const hw::Route& r = cluster.DeviceRoute(q, exec);
     if (!r.reachable || r.via_host || r.hops.empty()) continue;
@@ -241,7 +241,7 @@ class DeepPlanPlanner final : public Planner {
     std::vector<std::pair<double, DeviceId>> candidates;
     std::string shortfalls;
     for (DeviceId d : cluster.DeviceIds()) {
-      if (!IsGpuLike(cluster.device(d).kind)) continue;
+      if (!IsGpuOrMig(cluster.device(d).kind)) continue;
       double total = 0.0;
       bool ok = true;
       for (NodeId op : ops) {

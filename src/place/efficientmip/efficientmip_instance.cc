@@ -18,7 +18,7 @@
 namespace hx::place {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kInstanceInf = std::numeric_limits<double>::infinity();
 constexpr double kMsToS = 1e-3;
 
 }  // namespace
@@ -125,9 +125,9 @@ StatusOr<EfficientMipInstance> EfficientMipInstanceFromWorkload(
     inst.node_names.push_back(w.graph.node(node.node).name);
     inst.file_ids.push_back(node.file_id);
     inst.graph_nodes.push_back(node.node);
-    inst.cpu_latency_s.push_back(w.max_cpus > 0 ? node.cpu_latency_ms * kMsToS : kInf);
+    inst.cpu_latency_s.push_back(w.max_cpus > 0 ? node.cpu_latency_ms * kMsToS : kInstanceInf);
     inst.accelerator_latency_s.push_back(
-        node.supported_on_accelerator ? node.accelerator_latency_ms * kMsToS : kInf);
+        node.supported_on_accelerator ? node.accelerator_latency_ms * kMsToS : kInstanceInf);
     inst.size_bytes.push_back(node.size_bytes);
     raw_class.push_back(node.color_class);
   }
@@ -199,14 +199,14 @@ StatusOr<EfficientMipInstance> EfficientMipInstanceFromCostModel(const cost::Cos
     double acc = 0.0;
     for (DeviceId d : inst.accelerator_devices) {
       if (!cost.Supports(op, d)) {
-        acc = kInf;
+        acc = kInstanceInf;
         break;
       }
       acc += cost.OpTime(op, d);
     }
-    if (inst.accelerator_devices.empty()) acc = kInf;
+    if (inst.accelerator_devices.empty()) acc = kInstanceInf;
     if (std::isfinite(acc)) acc /= static_cast<double>(inst.accelerator_devices.size());
-    double cpu = kInf;
+    double cpu = kInstanceInf;
     for (DeviceId d : inst.cpu_devices)
       if (cost.Supports(op, d)) cpu = std::min(cpu, cost.OpTime(op, d));
     inst.accelerator_latency_s.push_back(acc);

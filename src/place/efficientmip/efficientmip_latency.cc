@@ -10,7 +10,7 @@ namespace hx::place {
 namespace efficientmip_internal {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kLatencyInf = std::numeric_limits<double>::infinity();
 
 std::string Mib(int64_t bytes) {
   char buf[32];
@@ -20,7 +20,7 @@ std::string Mib(int64_t bytes) {
 
 double Fail(std::string* error, std::string message) {
   if (error) *error = std::move(message);
-  return kInf;
+  return kLatencyInf;
 }
 
 }  // namespace

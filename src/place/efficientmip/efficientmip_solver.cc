@@ -21,14 +21,14 @@ using efficientmip_internal::Blocks;
 using efficientmip_internal::SplitLatency;
 using efficientmip_internal::SplitTimes;
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kSolverInf = std::numeric_limits<double>::infinity();
 // CBC is not started with less than this (a limit that ends inside its preprocessing can crash
 // CBC 2.10, and nothing is found in less anyway).
 constexpr double kMinMilpSeconds = 0.5;
 
 struct Candidate {
   EfficientMipSplit split;
-  double latency = kInf;
+  double latency = kSolverInf;
   std::string source;
 };
 
@@ -94,7 +94,7 @@ Status InfeasibleSplitStatus(const EfficientMipInstance& inst, const Blocks& blo
 // (in + compute + out) and CPU times, an upper bound of the exact latency of the result.
 struct DpResult {
   EfficientMipSplit split;
-  double value = kInf;  // the serial sum it minimises
+  double value = kSolverInf;  // the serial sum it minimises
 };
 std::optional<DpResult> DpSplit(const EfficientMipInstance& inst, const Blocks& blocks,
                                 const std::vector<int>& order) {
@@ -108,7 +108,7 @@ std::optional<DpResult> DpSplit(const EfficientMipInstance& inst, const Blocks& 
   for (int p = 0; p < num; ++p) {
     for (int v : blocks.nodes[order[p]]) {
       acc[p] += inst.accelerator_latency_s[v];
-      cpu[p] += inst.has_cpu ? inst.cpu_latency_s[v] : kInf;
+      cpu[p] += inst.has_cpu ? inst.cpu_latency_s[v] : kSolverInf;
     }
     size[p] = blocks.size_bytes[order[p]];
   }
@@ -130,7 +130,7 @@ std::optional<DpResult> DpSplit(const EfficientMipInstance& inst, const Blocks& 
       for (int i : inst.items_produced[v]) items_made_at[p].push_back(i);
     }
   // f[s][j]: best cost of positions [0, j) with s subgraphs; choice for reconstruction.
-  std::vector<std::vector<double>> f(k + 1, std::vector<double>(num + 1, kInf));
+  std::vector<std::vector<double>> f(k + 1, std::vector<double>(num + 1, kSolverInf));
   std::vector<std::vector<int>> from(k + 1, std::vector<int>(num + 1, -2));  // -1: CPU step
   f[0][0] = 0.0;
   std::vector<int> stamp(num_items, -1);
@@ -747,7 +747,7 @@ double EfficientMipSolve::Consider(const EfficientMipSplit& split, const std::st
 bool EfficientMipSolve::Heuristics() {
   // 1. The paper's greedy, and the caller's warm starts.
   auto greedy = EfficientMipGreedy(inst_);
-  result_.greedy_latency_s = kInf;
+  result_.greedy_latency_s = kSolverInf;
   if (greedy.ok()) {
     greedy_ = *greedy;
     result_.greedy_latency_s = Consider(*greedy, "greedy");

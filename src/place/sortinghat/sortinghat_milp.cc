@@ -17,7 +17,7 @@ namespace {
 
 using milp::LinExpr;
 using milp::Var;
-constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kMilpInf = std::numeric_limits<double>::infinity();
 
 // The parameter-copy chains: per PCIe bus (round-robin) or, without contention awareness, per GPU.
 std::vector<std::vector<int>> Chains(const Problem& p) {

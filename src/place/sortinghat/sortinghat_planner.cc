@@ -26,7 +26,7 @@ namespace hx::place {
 namespace {
 
 namespace sh = sortinghat;
-constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kPlannerInf = std::numeric_limits<double>::infinity();
 // A submodel MILP is only started with at least this long left (less keeps the warm start).
 constexpr double kMinSubmodelSeconds = 0.02;
 
@@ -51,7 +51,7 @@ std::vector<double> Average(const std::vector<double>& v) {
     if (std::isfinite(x)) sum += x, ++n;
   std::vector<double> out(v.size(), n > 0 ? sum / n : 0.0);
   for (size_t i = 0; i < v.size(); ++i)
-    if (!std::isfinite(v[i])) out[i] = kInf;
+    if (!std::isfinite(v[i])) out[i] = kPlannerInf;
   return out;
 }
 std::vector<std::vector<double>> AveragePairs(const std::vector<std::vector<double>>& c) {
@@ -353,7 +353,7 @@ sh::Problem SortingHatContext::BuildProblem(
     for (NodeId op : su.units[u]) {
       const bool has_weights = !plan::WeightInputs(g_, op).empty();
       for (int i = 0; i < K; ++i) {
-        const double t = cost.Supports(op, gpus_[i]) ? cost.OpTime(op, gpus_[i]) : kInf;
+        const double t = cost.Supports(op, gpus_[i]) ? cost.OpTime(op, gpus_[i]) : kPlannerInf;
         unit.time[i] += t;
         unit.time_dha[i] += has_weights ? adjusted_->OpTimeDha(op, gpus_[i]) : t;
       }
@@ -460,7 +460,7 @@ std::vector<std::pair<std::string, sh::Assignment>> SortingHatContext::WarmStart
       bus_free[b] = p.per_gpu_chains ? 0.0 : p.carried.prev_dt_fin[b];
     for (int w = 0; w < W; ++w) {
       int best = g;
-      double best_at = kInf;
+      double best_at = kPlannerInf;
       for (int h = 0; h < K; ++h) {
         const double at = bus_free[topo_.bus_of[h]] + p.weights[w].load[h] +
                           (h == g ? 0.0 : p.weights[w].copy[h][g]);
@@ -657,7 +657,7 @@ Status SortingHatContext::SolveSubmodel(size_t i, double deadline) {
   // The best warm start by the MILP's own estimate.
   std::string warm_name;
   sh::Assignment warm;
-  double warm_total = kInf;
+  double warm_total = kPlannerInf;
   std::string why;
   for (auto& [name, a] : WarmStarts(p, su, weights)) {
     sh::Timing tm = sh::Evaluate(p, a);
