@@ -121,7 +121,11 @@ struct ExactAnswer {
   // faster (or `plan` does not pass the validator), with status warm_start.
   std::vector<WarmPlan> warm_plans;
   bool from_solution_file = false;  // a --solution plan is returned as read, never replaced
-  std::string kept_warm_start;      // set by the skeleton: the name of the warm start kept
+  // The model's own plan is returned even when a fast planner's is faster (an ablation whose
+  // effect must show); else the skeleton adds the plans of `single`, `heft`, `peft`, `m-etf` and
+  // `m-topo` to the warm plans, so that an exact planner is never slower than the obvious plan.
+  bool keep_own_plan = false;
+  std::string kept_warm_start;  // set by the skeleton: the name of the warm start kept
 };
 
 class ExactPlanner : public Planner {
