@@ -67,18 +67,21 @@ TightCase MakeTightCase(int n, uint64_t seed) {
   }
   for (int d = 0; d < 4; ++d)
     c.cluster.mutable_device(DeviceId(d)).spec.memory_bytes = assigned[d] + largest / 4;
+  HX_CHECK(c.cluster.Finalize().ok());
   return c;
 }
 
 TEST(TightMemory, EveryPlannerPlacesRandomDagsWhoseFootprintsPack) {
-  for (uint64_t seed = 1; seed <= 4; ++seed) {
+  for (uint64_t seed = 1; seed <= 3; ++seed) {
     for (const std::string& name : PlannerNames()) {
       const bool exact = kExact.count(name) > 0;
-      if (exact && seed > 2) continue;
+      if (exact && seed > 1) continue;
       TightCase c = MakeTightCase(exact ? 10 : 24, seed);
       cost::CostModel cost(c.graph, c.cluster, {}, &c.profile);
-      auto out = RunWithLimit(name, cost, exact ? 0.5 : 5.0);
-      if (kOneGpu.count(name) && !out.ok())
+      auto out = RunWithLimit(name, cost, exact ? 0.3 : 5.0);
+      // pipeline cuts a topological order into contiguous stages: a random assignment of
+      // footprints need not have a contiguous one.
+      if ((kOneGpu.count(name) || name == "pipeline") && !out.ok())
         EXPECT_EQ(out.status().code(), StatusCode::kResourceExhausted) << name;
       else
         EXPECT_TRUE(out.ok()) << name << " seed " << seed << ": " << out.status().ToString();
@@ -101,6 +104,7 @@ TEST(TightMemory, NoPlannerReturnsAnInvalidPlanOnTightWeights) {
       for (int d = 0; d < 4; ++d)
         cluster.mutable_device(DeviceId(d)).spec.memory_bytes =
             static_cast<int64_t>(1.25 * static_cast<double>(weights) * ratio[d] / 43.0);
+      ASSERT_TRUE(cluster.Finalize().ok());
       cost::CostModel cost(g, cluster);
       auto out = RunWithLimit(name, cost, exact ? 0.5 : 5.0);
       if (!out.ok()) {
@@ -118,7 +122,7 @@ TEST(TightMemory, EveryPlannerPlacesMoiraiExample1) {
   ASSERT_TRUE(w.ok()) << w.status().ToString();
   cost::CostModel cost(w->graph, *w->cluster, {}, &w->profile);
   for (const std::string& name : PlannerNames()) {
-    auto out = RunWithLimit(name, cost, kExact.count(name) ? 1.0 : 5.0);
+    auto out = RunWithLimit(name, cost, kExact.count(name) ? 0.5 : 5.0);
     if (kOneGpu.count(name) && !out.ok())
       EXPECT_EQ(out.status().code(), StatusCode::kResourceExhausted) << name;
     else
@@ -140,7 +144,8 @@ TEST(TightMemory, ExactPlannersAreNeverSlowerThanTheFastPlanners) {
   ASSERT_LT(fastest, 1e300);
   for (const std::string& name : PlannerNames()) {
     if (!kExact.count(name)) continue;
-    auto out = RunWithLimit(name, cost, 1.0);
+    // auto runs the fast planners first, each while time is left: give it time for all of them.
+    auto out = RunWithLimit(name, cost, name == "auto" ? 2.0 : 0.5);
     ASSERT_TRUE(out.ok()) << name << ": " << out.status().ToString();
     EXPECT_LE(out->sim.makespan_s, fastest * (1 + 1e-9)) << name;
   }
@@ -153,6 +158,7 @@ TEST(TightMemory, InfeasibleRequestsReportTheArithmetic) {
   for (NodeId op : c.graph.Ops()) stated += *c.profile.NodeMemory(c.graph.node(op).name);
   for (int d = 0; d < 4; ++d)  // 4 x (stated / 5): 80% of the need in all
     c.cluster.mutable_device(DeviceId(d)).spec.memory_bytes = stated / 5;
+  ASSERT_TRUE(c.cluster.Finalize().ok());
   cost::CostModel cost(c.graph, c.cluster, {}, &c.profile);
   const MemoryNeed need = ComputeMemoryNeed(cost);
   EXPECT_EQ(need.stated_total_bytes, stated);
@@ -169,6 +175,7 @@ TEST(TightMemory, InfeasibleRequestsReportTheArithmetic) {
   graph::Graph g = testing::MakeChain(3, 64, 4096);  // activations of 4096 x 64 floats = 1 MiB
   hw::Cluster small = *hw::LoadCluster("moirai-inter");
   for (int d = 0; d < 4; ++d) small.mutable_device(DeviceId(d)).spec.memory_bytes = 1500000;
+  ASSERT_TRUE(small.Finalize().ok());
   cost::CostModel tiny(g, small);
   auto out = RunWithLimit("heft", tiny, 1.0);
   ASSERT_FALSE(out.ok());

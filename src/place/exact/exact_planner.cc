@@ -206,8 +206,7 @@ Status KeepFasterPlan(const cost::CostModel& cost, ExactAnswer* answer) {
   answer->kept_warm_start = warm.name;
   answer->status = PlanStatus::kWarmStart;
   answer->model_objective_s = warm.objective_s;
-  if (!warm.objective_s) {
-    answer->bound_s.reset();
+  if (!warm.objective_s) {  // the solver's bound still bounds the model's optimum; no gap
     answer->gap.reset();
   } else if (answer->bound_s && *warm.objective_s > 0.0) {
     answer->gap = std::max(0.0, (*warm.objective_s - *answer->bound_s) / *warm.objective_s);

@@ -217,7 +217,12 @@ class PipelinePlanner final : public Planner {
           for (int round = 0; round < kMemoryRounds && !current; ++round) {
             std::optional<std::vector<size_t>> fit =
                 BalancedCuts(cost, order.ops, stage_devices, room);
-            if (!fit) break;
+            if (!fit) {
+              memory_note = "no cut of the " + order.name + " order into contiguous stages on " +
+                            std::to_string(k) + " device" + (k == 1 ? "" : "s") +
+                            " fits their memory";
+              break;
+            }
             cuts = std::move(*fit);
             HX_ASSIGN_OR_RETURN(current, evaluate(order.ops, cuts, stage_devices));
             for (size_t j = 0; j < k; ++j) {

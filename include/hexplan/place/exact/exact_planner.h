@@ -149,10 +149,11 @@ class ExactPlanner : public Planner {
 // warm start).
 double TimeLeftForModel(const PlanRequest& request, double elapsed_s);
 
-// Step 3 alone: `answer.plan` against `answer.warm_plans` by simulation; the fastest becomes the
-// answer's plan (a warm one with status warm_start, its objective and the gap to the bound, or no
-// objective, bound and gap when it has no objective in the model's terms). Fails only when no
-// plan passes the validator.
+// Step 3 alone: `answer.plan` against `answer.warm_plans` (those the validator accepts) by
+// simulation; the fastest becomes the answer's plan (a warm one with status warm_start, its
+// objective and the gap to the bound, or the bound and no objective or gap when it has no objective
+// in the model's terms). Fails when no plan passes the validator: ResourceExhausted when the
+// model's plan breaks memory only, else Internal.
 Status KeepFasterPlan(const cost::CostModel& cost, ExactAnswer* answer);
 
 }  // namespace hx::place
