@@ -130,7 +130,16 @@ StatusOr<plan::Plan> PlanWithinMemory(
     const std::function<StatusOr<Schedule>(const SchedulingProblem&)>& schedule,
     const std::string& planner, int rounds) {
   for (int round = 1;; ++round) {
-    HX_ASSIGN_OR_RETURN(Schedule s, schedule(problem.problem));
+    StatusOr<Schedule> scheduled = schedule(problem.problem);
+    if (!scheduled.ok() && round > 1 &&
+        scheduled.status().code() == StatusCode::kResourceExhausted) {
+      return ResourceExhausted(planner +
+                               ": no schedule fits the devices' memory once the plan's "
+                               "activations are counted as the validator counts them (try " +
+                               std::to_string(round) + ", with the room left for them: " +
+                               scheduled.status().message() + ")");
+    }
+    HX_ASSIGN_OR_RETURN(Schedule s, std::move(scheduled));
     HX_ASSIGN_OR_RETURN(plan::Plan plan, PlanFromSchedule(problem, s, cost));
     if (ShrinkOverfullDevices(plan, cost, problem, 1.05 * round) == 0) return plan;
     if (round >= rounds) {
