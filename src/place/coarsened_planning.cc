@@ -6,6 +6,7 @@
 #include <string>
 
 #include "hexplan/plan/plan_builder.h"
+#include "hexplan/plan/validator.h"
 
 namespace hx::place {
 
@@ -135,9 +136,20 @@ StatusOr<PlanResult> PlanCoarsened(Planner& planner, const PlanRequest& request)
   if (f.num_fused_groups == 0) {
     HX_ASSIGN_OR_RETURN(result, planner.Plan(inner));
   } else {
+    PlanRequest original = inner;
     inner.cost = &model->cost();
     HX_ASSIGN_OR_RETURN(result, planner.Plan(inner));
     HX_ASSIGN_OR_RETURN(result.plan, model->ExpandPlan(result.plan));
+    // The fused groups' inner tensors are not in the coarsened graph's memory; when they make the
+    // expanded plan overflow a device, plan the original graph instead.
+    const Status valid = plan::CheckPlan(result.plan, *request.cost, planner.Name());
+    if (!valid.ok()) {
+      LogTo(request.logger, LogLevel::kInfo,
+            planner.Name() + ": the coarsened graph's plan, expanded, is not valid (" +
+                valid.message() + "); planning the original graph");
+      HX_ASSIGN_OR_RETURN(result, planner.Plan(original));
+      summary += ", whose expanded plan did not pass the validator: planned the original graph";
+    }
   }
   result.detail = summary + (result.detail.empty() ? "" : "; " + result.detail);
   return result;

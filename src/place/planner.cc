@@ -9,6 +9,7 @@
 #include "hexplan/core/registry.h"
 #include "hexplan/core/stopwatch.h"
 #include "hexplan/place/coarsened_planning.h"
+#include "hexplan/place/memory_bound.h"
 #include "hexplan/plan/plan_builder.h"
 #include "hexplan/plan/validator.h"
 #include "place/builtin_planners.h"
@@ -251,6 +252,8 @@ StatusOr<PlacementOutcome> RunPlanner(const std::string& name, const PlanRequest
   PlanRequest cold_request = request;
   cold_request.cost = &cold;
   cold_request.warm = 0.0;
+  // A request no plan can fit is refused here, with the arithmetic (memory_bound.h).
+  HX_RETURN_IF_ERROR(CheckMemoryFeasible(cold));
   if (request.warm == 0.0) return PlanOnce(name, cold_request, cold, 0.0);
 
   PlanRequest warm_request = request;

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "hexplan/plan/plan_builder.h"
+#include "hexplan/plan/validator.h"
 
 namespace hx::place {
 
@@ -105,6 +106,52 @@ StatusOr<plan::Plan> PlanFromSchedule(const GraphProblem& problem, const Schedul
   plan.estimate_ms = schedule.makespan * 1e3;
   HX_RETURN_IF_ERROR(plan::CompleteTransfers(plan, cost.graph(), cost.cluster()));
   return plan;
+}
+
+int ShrinkOverfullDevices(const plan::Plan& plan, const cost::CostModel& cost,
+                          GraphProblem& problem, double factor) {
+  int lowered = 0;
+  for (const plan::DeviceMemoryBound& m : plan::PlanMemoryBound(plan, cost)) {
+    if (m.capacity_bytes <= 0 || m.total() <= m.capacity_bytes) continue;
+    for (size_t d = 0; d < problem.devices.size(); ++d) {
+      if (problem.devices[d] != m.device) continue;
+      const double over = static_cast<double>(m.total() - m.capacity_bytes);
+      const double now = problem.problem.device_memory(static_cast<int>(d));
+      problem.problem.SetDeviceMemory(static_cast<int>(d),
+                                      std::max(0.0, now - over * factor - 1.0));
+      ++lowered;
+    }
+  }
+  return lowered;
+}
+
+StatusOr<plan::Plan> PlanWithinMemory(
+    GraphProblem& problem, const cost::CostModel& cost,
+    const std::function<StatusOr<Schedule>(const SchedulingProblem&)>& schedule,
+    const std::string& planner, int rounds) {
+  for (int round = 1;; ++round) {
+    StatusOr<Schedule> scheduled = schedule(problem.problem);
+    if (!scheduled.ok() && round > 1 &&
+        scheduled.status().code() == StatusCode::kResourceExhausted) {
+      return ResourceExhausted(planner +
+                               ": no schedule fits the devices' memory once the plan's "
+                               "activations are counted as the validator counts them (try " +
+                               std::to_string(round) + ", with the room left for them: " +
+                               scheduled.status().message() + ")");
+    }
+    HX_ASSIGN_OR_RETURN(Schedule s, std::move(scheduled));
+    HX_ASSIGN_OR_RETURN(plan::Plan plan, PlanFromSchedule(problem, s, cost));
+    if (ShrinkOverfullDevices(plan, cost, problem, 1.05 * round) == 0) return plan;
+    if (round >= rounds) {
+      const Status why = plan::CheckPlan(plan, cost, planner);
+      return ResourceExhausted(planner +
+                               ": no schedule found whose plan fits the devices' memory (" +
+                               std::to_string(rounds) +
+                               " tries, each leaving more room on the "
+                               "devices the last overflowed); the last: " +
+                               why.message());
+    }
+  }
 }
 
 }  // namespace hx::place

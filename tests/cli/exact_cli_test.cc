@@ -160,11 +160,14 @@ TEST(ExactCliTest, GetfReportsAValidBoundAndGap) {
                   "--json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   json j = testing::ParseJsonOrFail(r.out);
-  EXPECT_TRUE(j.at("status") == "feasible" || j.at("status") == "optimal") << j.dump();
   const double bound = j.at("bound_ms").get<double>();
-  const double objective = j.at("model_objective_ms").get<double>();
   EXPECT_GT(bound, 0.0);
   EXPECT_LE(bound, 30.0 + 1e-9);
+  EXPECT_LE(bound, j.at("latency_ms").get<double>() + 1e-9);
+  // A fast planner's plan (HEFT's 33 ms) may beat the MILP's: kept, with the bound and no gap.
+  if (j.at("status") == "warm_start") return;
+  EXPECT_TRUE(j.at("status") == "feasible" || j.at("status") == "optimal") << j.dump();
+  const double objective = j.at("model_objective_ms").get<double>();
   EXPECT_LE(bound, objective + 1e-9);
   EXPECT_NEAR(j.at("gap").get<double>(), (objective - bound) / objective, 1e-9);
 }

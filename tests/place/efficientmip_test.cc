@@ -479,7 +479,12 @@ TEST(EfficientMipPlannerTest, RunsOnAZooClusterThroughHostMemory) {
     request.options.time_limit_s = 0.5;
     auto out = RunPlanner("efficientmip", request);
     ASSERT_TRUE(out.ok()) << out.status().ToString();
-    ASSERT_TRUE(out->result.model_objective_s.has_value());
+    EXPECT_EQ(out->result.plan.NumOps(), g.Ops().size());
+    // A fast planner's plan that simulates faster is kept instead, without a model objective.
+    if (!out->result.model_objective_s.has_value()) {
+      EXPECT_NE(out->result.detail.find("kept"), std::string::npos) << out->result.detail;
+      continue;
+    }
     auto inst = EfficientMipInstanceFromCostModel(cost);
     ASSERT_TRUE(inst.ok());
     auto greedy = EfficientMipGreedy(*inst);

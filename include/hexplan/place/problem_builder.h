@@ -3,7 +3,9 @@
 // Schedule back into a Plan (per-device op order, one op per subgraph; weights loaded where they
 // are read; transfers on the default copy queues).
 
+#include <functional>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "hexplan/core/status.h"
@@ -35,5 +37,21 @@ StatusOr<GraphProblem> BuildGraphProblem(const cost::CostModel& cost,
 // A plan running each op where the schedule put it, in start-time order per device.
 StatusOr<plan::Plan> PlanFromSchedule(const GraphProblem& problem, const Schedule& schedule,
                                       const cost::CostModel& cost);
+
+// Counts `plan`'s memory the way the validator does (plan::PlanMemoryBound: weights held, peak
+// live activations, stated footprints) and, on each device it overflows, lowers that device's
+// capacity in `problem` by `factor` times the overflow, so that scheduling again leaves the room
+// the validator wants. Returns the number of devices lowered (0: the plan fits).
+int ShrinkOverfullDevices(const plan::Plan& plan, const cost::CostModel& cost,
+                          GraphProblem& problem, double factor = 1.05);
+
+// Schedules `problem` with `schedule` and turns the schedule into a plan, lowering the capacities
+// of the devices the plan overflows and scheduling again (ShrinkOverfullDevices) up to `rounds`
+// times (the k-th try lowers by 1.05 k times the overflow). ResourceExhausted, with the validator's
+// arithmetic, when the last plan still overflows.
+StatusOr<plan::Plan> PlanWithinMemory(
+    GraphProblem& problem, const cost::CostModel& cost,
+    const std::function<StatusOr<Schedule>(const SchedulingProblem&)>& schedule,
+    const std::string& planner, int rounds = 5);
 
 }  // namespace hx::place

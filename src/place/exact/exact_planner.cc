@@ -116,10 +116,63 @@ double TimeLeftForModel(const PlanRequest& request, double elapsed_s) {
   return std::max(0.01, limit - std::min(0.25, 0.03 * limit) - elapsed_s);
 }
 
+namespace {
+
+// The fast planners every exact planner's answer is compared with (bullet "never slower than the
+// obvious plan"): each is run on the request when registered, and kept as a warm plan when it
+// passes the validator.
+const char* const kBaselines[] = {"single", "heft", "peft", "m-etf", "m-topo"};
+
+void AddBaselinePlans(const PlanRequest& request, const std::string& self, ExactAnswer* answer) {
+  const std::vector<std::string> names = PlannerNames();
+  for (const char* name : kBaselines) {
+    if (name == self || std::find(names.begin(), names.end(), name) == names.end()) continue;
+    bool have = false;  // a warm start of that name the validator accepts (warm starts skip the
+                        // memory feedback of the planner of that name, so they may not)
+    for (const WarmPlan& w : answer->warm_plans)
+      have = have || (w.name == name && plan::CheckPlan(w.plan, *request.cost, name).ok());
+    if (have) continue;
+    auto planner = MakePlanner(name);
+    if (!planner.ok()) continue;
+    PlanRequest sub = request;
+    sub.planner_options = request.planner_options.Restrict((*planner)->Options());
+    auto r = (*planner)->Plan(sub);
+    if (!r.ok() || !plan::CheckPlan(r->plan, *request.cost, name).ok()) continue;
+    answer->warm_plans.push_back({name, std::move(r->plan), std::nullopt});
+  }
+}
+
+// When the model finds no plan within memory (its own memory model can be stricter than the
+// validator's): the fastest valid baseline plan, with status warm_start, else `why`.
+StatusOr<ExactAnswer> BaselineAnswer(const PlanRequest& request, const std::string& self,
+                                     const Status& why) {
+  ExactAnswer answer;
+  AddBaselinePlans(request, self, &answer);
+  if (answer.warm_plans.empty()) return why;
+  answer.plan = std::move(answer.warm_plans.front().plan);
+  answer.kept_warm_start = answer.warm_plans.front().name;
+  answer.warm_plans.erase(answer.warm_plans.begin());
+  answer.status = PlanStatus::kWarmStart;
+  answer.detail = "the model found no plan (" + why.message() + "); kept " + answer.kept_warm_start;
+  return answer;
+}
+
+// True when every line of the validator's message is a memory violation.
+bool OnlyMemoryViolations(const std::string& message) {
+  size_t pos = 0;
+  bool any = false;
+  while ((pos = message.find("\n  - ", pos)) != std::string::npos) {
+    pos += 5;
+    if (message.compare(pos, 7, "memory:") != 0) return false;
+    any = true;
+  }
+  return any;
+}
+
+}  // namespace
+
 Status KeepFasterPlan(const cost::CostModel& cost, ExactAnswer* answer) {
-  if (answer->warm_plans.empty() || answer->from_solution_file ||
-      answer->status == PlanStatus::kWarmStart)
-    return Status::Ok();
+  if (answer->warm_plans.empty() || answer->from_solution_file) return Status::Ok();
   const Status valid = plan::CheckPlan(answer->plan, cost, "the MILP's plan");
   double model_s = std::numeric_limits<double>::infinity();
   if (valid.ok()) {
@@ -129,25 +182,31 @@ Status KeepFasterPlan(const cost::CostModel& cost, ExactAnswer* answer) {
   int best = -1;
   double best_s = model_s;
   for (size_t i = 0; i < answer->warm_plans.size(); ++i) {
+    if (!plan::CheckPlan(answer->warm_plans[i].plan, cost, "").ok()) continue;
     auto sim = sim::Simulate(answer->warm_plans[i].plan, cost);
     if (!sim.ok() || !(sim->makespan_s < best_s * (1.0 - 1e-9))) continue;
     best = static_cast<int>(i);
     best_s = sim->makespan_s;
   }
   if (best < 0) {
-    if (!valid.ok()) return Internal(valid.message());
-    return Status::Ok();
+    if (valid.ok()) return Status::Ok();
+    if (OnlyMemoryViolations(valid.message()))
+      return ResourceExhausted("no plan found that fits the devices' memory: " + valid.message());
+    return Internal(valid.message());
   }
   WarmPlan& warm = answer->warm_plans[best];
-  answer->detail += "; kept the warm start " + warm.name + ": it simulates to " + FormatMs(best_s) +
-                    ", the MILP's plan (" + PlanStatusName(answer->status) + ") to " +
-                    (valid.ok() ? FormatMs(model_s) : "an invalid plan (" + valid.message() + ")");
+  const bool own_warm = answer->status == PlanStatus::kWarmStart;
+  answer->detail +=
+      "; kept " + std::string(own_warm ? "" : "the warm start ") + warm.name +
+      ": it simulates to " + FormatMs(best_s) + ", the " +
+      (own_warm ? "model's warm start"
+                : "MILP's plan (" + std::string(PlanStatusName(answer->status)) + ")") +
+      " to " + (valid.ok() ? FormatMs(model_s) : "an invalid plan (" + valid.message() + ")");
   answer->plan = std::move(warm.plan);
   answer->kept_warm_start = warm.name;
   answer->status = PlanStatus::kWarmStart;
   answer->model_objective_s = warm.objective_s;
-  if (!warm.objective_s) {
-    answer->bound_s.reset();
+  if (!warm.objective_s) {  // the solver's bound still bounds the model's optimum; no gap
     answer->gap.reset();
   } else if (answer->bound_s && *warm.objective_s > 0.0) {
     answer->gap = std::max(0.0, (*warm.objective_s - *answer->bound_s) / *warm.objective_s);
@@ -166,7 +225,12 @@ StatusOr<PlanResult> ExactPlanner::Plan(const PlanRequest& request) {
   if (request.cost == nullptr) return InvalidArgument(Name() + ": request without a cost model");
   HX_ASSIGN_OR_RETURN(const OptionSet options, ResolveOptions(request, *this));
   const MilpSettings settings = MilpSettingsFor(request, options, request.options.time_limit_s);
-  HX_ASSIGN_OR_RETURN(ExactAnswer answer, SolveModel(request, options, settings));
+  StatusOr<ExactAnswer> solved = SolveModel(request, options, settings);
+  if (!solved.ok() && solved.status().code() == StatusCode::kResourceExhausted)
+    solved = BaselineAnswer(request, Name(), solved.status());
+  HX_ASSIGN_OR_RETURN(ExactAnswer answer, std::move(solved));
+  if (!answer.from_solution_file && !answer.keep_own_plan)
+    AddBaselinePlans(request, Name(), &answer);
   HX_RETURN_IF_ERROR(KeepFasterPlan(*request.cost, &answer));
   OnAnswer(answer);
   PlanResult result;

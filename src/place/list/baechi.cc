@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "hexplan/milp/model.h"
 #include "hexplan/milp/solver.h"
+#include "hexplan/place/list/memory_reservation.h"
 
 namespace hx::place {
 namespace {
@@ -33,7 +35,7 @@ StatusOr<Schedule> EarliestTaskFirst(const SchedulingProblem& p,
   HX_RETURN_IF_ERROR(p.Validate());
   const int n = p.num_tasks(), D = p.num_devices();
   Schedule s = EmptySchedule(n);
-  std::vector<double> device_free(D, 0.0), load_free(D, 0.0), memory(D, 0.0);
+  std::vector<double> device_free(D, 0.0), load_free(D, 0.0);
   std::vector<int> missing(n, 0);
   for (const auto& e : p.edges()) missing[e.dst]++;
   std::vector<int> ready;
@@ -49,48 +51,58 @@ StatusOr<Schedule> EarliestTaskFirst(const SchedulingProblem& p,
       level[*it] = p.MeanCost(*it) + best;
     }
   }
-  for (int scheduled = 0; scheduled < n; ++scheduled) {
-    int best_t = -1, best_d = -1;
-    double best_start = kUnsupported, best_load = 0.0;
+  MemoryReservation memory(p);
+  struct Pick {
+    int t = -1, d = -1;
+    double start = kUnsupported, load = 0.0;
+  };
+  // The (ready task, device) pair that starts first among those `allowed` lets through.
+  auto pick = [&](const std::function<bool(int, int)>& allowed) {
+    Pick best;
     for (int t : ready) {
       int pinned = -1;
       if (!favourite_parent.empty() && favourite_parent[t] >= 0) {
         int d = s.device[favourite_parent[t]];
-        if (!std::isinf(p.cost(t, d)) && memory[d] + p.task_memory(t) <= p.device_memory(d))
-          pinned = d;
+        if (allowed(t, d)) pinned = d;
       }
       for (int d = 0; d < D; ++d) {
         if (pinned >= 0 && d != pinned) continue;
-        if (std::isinf(p.cost(t, d))) continue;
-        if (memory[d] + p.task_memory(t) > p.device_memory(d)) continue;
+        if (!allowed(t, d)) continue;
         const double load_done = load_free[d] + p.load_time(t, d);
         double start = std::max({device_free[d], ReadyTime(p, s, t, d), load_done});
-        bool better = start < best_start - 1e-12;
-        if (!better && std::abs(start - best_start) <= 1e-12 && best_t >= 0)
-          better = level[t] > level[best_t] + 1e-12 ||
-                   (std::abs(level[t] - level[best_t]) <= 1e-12 &&
-                    (t < best_t || (t == best_t && p.cost(t, d) < p.cost(t, best_d))));
-        if (better) {
-          best_t = t;
-          best_d = d;
-          best_start = start;
-          best_load = load_done;
-        }
+        bool better = start < best.start - 1e-12;
+        if (!better && std::abs(start - best.start) <= 1e-12 && best.t >= 0)
+          better = level[t] > level[best.t] + 1e-12 ||
+                   (std::abs(level[t] - level[best.t]) <= 1e-12 &&
+                    (t < best.t || (t == best.t && p.cost(t, d) < p.cost(t, best.d))));
+        if (better) best = Pick{t, d, start, load_done};
       }
     }
-    if (best_t < 0) {
+    return best;
+  };
+  for (int scheduled = 0; scheduled < n; ++scheduled) {
+    Pick best = pick([&](int t, int d) { return memory.Allows(t, d); });
+    if (memory.CanRepack()) {  // the earliest start with free memory, when a new packing allows it
+      const Pick wanted = pick([&](int t, int d) { return memory.Fits(t, d); });
+      if (wanted.t >= 0 && (wanted.t != best.t || wanted.d != best.d) &&
+          memory.TryRepack(wanted.t, wanted.d))
+        best = wanted;
+    }
+    if (best.t < 0) {
       // Every ready task is out of memory everywhere: name the first.
       int t = ready.empty() ? 0 : *std::min_element(ready.begin(), ready.end());
       return ResourceExhausted("task '" + p.name(t) + "' (" +
                                std::to_string(static_cast<int64_t>(p.task_memory(t))) +
                                " bytes) fits on no device: memory is full");
     }
+    const int best_t = best.t, best_d = best.d;
+    const double best_start = best.start, best_load = best.load;
     s.device[best_t] = best_d;
     s.start[best_t] = best_start;
     s.finish[best_t] = best_start + p.cost(best_t, best_d);
     device_free[best_d] = s.finish[best_t];
     load_free[best_d] = best_load;
-    memory[best_d] += p.task_memory(best_t);
+    memory.Place(best_t, best_d);
     s.makespan = std::max(s.makespan, s.finish[best_t]);
     ready.erase(std::find(ready.begin(), ready.end(), best_t));
     for (int e : p.out_edges(best_t))
@@ -108,14 +120,14 @@ StatusOr<Schedule> ScheduleMTopo(const SchedulingProblem& p) {
   for (int t = 0; t < n; ++t) total += p.task_memory(t);
   Schedule s = EmptySchedule(n);
   std::vector<double> device_free(D, 0.0), load_free(D, 0.0), memory(D, 0.0);
+  MemoryReservation reservation(p);
   int d = 0;
   for (int t : p.TopologicalOrder()) {
     // Move on when the device holds its share (or cannot run the task at all); when every device
     // holds its share, the rounding remainder goes wherever capacity is left.
     auto share = [&](int dev) { return std::min(p.device_memory(dev), total / D * (1 + 1e-9)); };
     auto fits = [&](int dev, bool within_share) {
-      if (std::isinf(p.cost(t, dev))) return false;
-      if (memory[dev] + p.task_memory(t) > p.device_memory(dev)) return false;
+      if (!reservation.Allows(t, dev)) return false;
       return !within_share || memory[dev] == 0 || memory[dev] + p.task_memory(t) <= share(dev);
     };
     int chosen = -1;
@@ -138,6 +150,7 @@ StatusOr<Schedule> ScheduleMTopo(const SchedulingProblem& p) {
     device_free[d] = s.finish[t];
     load_free[d] = load_done;
     memory[d] += p.task_memory(t);
+    reservation.Place(t, d);
     s.makespan = std::max(s.makespan, s.finish[t]);
   }
   return s;

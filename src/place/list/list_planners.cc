@@ -22,9 +22,11 @@ class SchedulePlanner final : public Planner {
   std::string Description() const override { return description_; }
   StatusOr<PlanResult> Plan(const PlanRequest& request) override {
     HX_ASSIGN_OR_RETURN(GraphProblem problem, BuildGraphProblem(*request.cost));
-    HX_ASSIGN_OR_RETURN(Schedule schedule, fn_(problem.problem, request));
     PlanResult result;
-    HX_ASSIGN_OR_RETURN(result.plan, PlanFromSchedule(problem, schedule, *request.cost));
+    HX_ASSIGN_OR_RETURN(result.plan,
+                        PlanWithinMemory(
+                            problem, *request.cost,
+                            [&](const SchedulingProblem& p) { return fn_(p, request); }, name_));
     result.status = PlanStatus::kHeuristic;
     return result;
   }

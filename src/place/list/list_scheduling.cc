@@ -5,6 +5,8 @@
 #include <numeric>
 #include <queue>
 
+#include "hexplan/place/list/memory_reservation.h"
+
 namespace hx::place {
 namespace {
 
@@ -76,49 +78,55 @@ StatusOr<Schedule> ScheduleInOrder(const SchedulingProblem& p, const std::vector
   s.start.assign(n, 0.0);
   s.finish.assign(n, 0.0);
   std::vector<DeviceTimeline> timeline(D);
-  std::vector<double> memory_used(D, 0.0);
+  MemoryReservation memory(p);
   std::vector<double> load_free(D, 0.0);  // when each device's host-to-device engine is next free
   std::vector<bool> done(n, false);
+  struct Choice {
+    int device = -1;
+    double key = kUnsupported, start = 0.0, eft = kUnsupported, load = 0.0;
+    // Ties: lower EFT, then the lower device index (deterministic).
+    bool Beats(const Choice& o) const {
+      return key < o.key - 1e-12 || (std::abs(key - o.key) <= 1e-12 && eft < o.eft - 1e-12);
+    }
+  };
   for (int t : order) {
-    int best_d = -1;
-    double best_key = kUnsupported, best_start = 0.0, best_eft = kUnsupported, best_load = 0.0;
+    for (int e : p.in_edges(t))
+      if (!done[p.edges()[e].src])
+        return InvalidArgument("priority order is not topological at task '" + p.name(t) + "'");
+    // The best device of all with free memory (`wanted`), and of those the reservation allows.
+    Choice wanted, allowed;
     for (int d = 0; d < D; ++d) {
-      double c = p.cost(t, d);
-      if (std::isinf(c)) continue;
-      if (memory_used[d] + p.task_memory(t) > p.device_memory(d)) continue;
+      if (!memory.Fits(t, d)) continue;
+      Choice c;
+      c.device = d;
       double ready = 0.0;
       for (int e : p.in_edges(t)) {
         int src = p.edges()[e].src;
-        if (!done[src])
-          return InvalidArgument("priority order is not topological at task '" + p.name(t) + "'");
         ready = std::max(ready, s.finish[src] + p.CommTime(e, s.device[src], d));
       }
-      const double load_done = load_free[d] + p.load_time(t, d);
-      ready = std::max(ready, load_done);
-      double start = timeline[d].EarliestStart(ready, c);
-      double eft = start + c;
-      double key = eft + (extra.empty() ? 0.0 : extra[t][d]);
-      // Ties: lower EFT, then the lower device index (deterministic).
-      if (key < best_key - 1e-12 || (std::abs(key - best_key) <= 1e-12 && eft < best_eft - 1e-12)) {
-        best_key = key;
-        best_d = d;
-        best_start = start;
-        best_eft = eft;
-        best_load = load_done;
-      }
+      c.load = load_free[d] + p.load_time(t, d);
+      c.start = timeline[d].EarliestStart(std::max(ready, c.load), p.cost(t, d));
+      c.eft = c.start + p.cost(t, d);
+      c.key = c.eft + (extra.empty() ? 0.0 : extra[t][d]);
+      if (c.Beats(wanted)) wanted = c;
+      if (memory.Allows(t, d) && c.Beats(allowed)) allowed = c;
     }
-    if (best_d < 0) {
+    const Choice& best =
+        wanted.device >= 0 && wanted.device != allowed.device && memory.TryRepack(t, wanted.device)
+            ? wanted
+            : allowed;
+    if (best.device < 0) {
       return ResourceExhausted("task '" + p.name(t) + "' (" + std::to_string(p.task_memory(t)) +
                                " bytes) fits on no device it supports: memory is full");
     }
-    s.device[t] = best_d;
-    s.start[t] = best_start;
-    s.finish[t] = best_eft;
-    timeline[best_d].Insert(best_start, best_eft);
-    memory_used[best_d] += p.task_memory(t);
-    load_free[best_d] = best_load;
+    s.device[t] = best.device;
+    s.start[t] = best.start;
+    s.finish[t] = best.eft;
+    timeline[best.device].Insert(best.start, best.eft);
+    memory.Place(t, best.device);
+    load_free[best.device] = best.load;
     done[t] = true;
-    s.makespan = std::max(s.makespan, best_eft);
+    s.makespan = std::max(s.makespan, best.eft);
   }
   return s;
 }

@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <limits>
+#include <map>
 #include <optional>
 #include <queue>
 
@@ -36,6 +37,8 @@ namespace {
 constexpr size_t kMaxStages = 8;
 // Simulations per (order, stage count) while refining the cuts.
 constexpr int kMaxRefineEvaluations = 48;
+// Cut searches per (order, stage count) that feed the validator's memory count back.
+constexpr int kMemoryRounds = 4;
 
 struct NamedOrder {
   std::string name;
@@ -164,6 +167,7 @@ class PipelinePlanner final : public Planner {
 
     std::optional<Evaluated> best;
     std::string best_detail, memory_note;
+    std::map<uint32_t, double> overflow;  // device -> bytes over, from the last evaluation
     bool stopped = false;
     int evaluations = 0;
     auto out_of_time = [&] {
@@ -179,26 +183,54 @@ class PipelinePlanner final : public Planner {
       HX_ASSIGN_OR_RETURN(plan::Plan p,
                           BuildPlan(g, cluster, order, any_order, cuts, stage_devices));
       if (request.options.cpu_weights_in_place) plan::ReadCpuWeightsInPlace(p, g, cluster);
+      overflow.clear();
       for (const plan::DeviceMemoryBound& m : plan::PlanMemoryBound(p, cost)) {
         if (m.capacity_bytes > 0 && m.total() > m.capacity_bytes) {
           memory_note = cluster.device(m.device).name + " short of memory";
-          return std::optional<Evaluated>();
+          overflow[m.device.value()] = static_cast<double>(m.total() - m.capacity_bytes);
         }
       }
+      if (!overflow.empty()) return std::optional<Evaluated>();
       HX_ASSIGN_OR_RETURN(sim::SimResult sim, sim::Simulate(p, cost));
       return std::optional<Evaluated>(Evaluated{std::move(p), sim.makespan_s});
     };
 
     const size_t max_stages = std::min({kMaxStages, devices.size(), any_order.size()});
+    // Stage devices: the fastest first; when their memories admit no cut, the roomiest first.
+    std::vector<DeviceId> roomiest = devices;
+    std::stable_sort(roomiest.begin(), roomiest.end(), [&](DeviceId a, DeviceId b) {
+      return Capacity(cluster, a) > Capacity(cluster, b);
+    });
     // One stage is always tried, whatever the time limit: there is always a plan to return.
     for (size_t k = 1; k <= max_stages && (k == 1 || !out_of_time()); ++k) {
-      const std::vector<DeviceId> stage_devices(devices.begin(),
-                                                devices.begin() + static_cast<ptrdiff_t>(k));
       for (const NamedOrder& order : orders) {
         if (k > 1 && out_of_time()) break;
-        std::vector<size_t> cuts = BalancedCuts(cost, order.ops, stage_devices);
-        HX_ASSIGN_OR_RETURN(std::optional<Evaluated> current,
-                            evaluate(order.ops, cuts, stage_devices));
+        // Feasibility first: cuts balanced in time within each device's memory, the memory the
+        // validator counts fed back (a device over by x gets x less) a few times.
+        std::vector<DeviceId> stage_devices;
+        std::vector<size_t> cuts;
+        std::optional<Evaluated> current;
+        for (const std::vector<DeviceId>* ranking : {&devices, &roomiest}) {
+          if (current || (ranking == &roomiest && roomiest == devices)) break;
+          stage_devices.assign(ranking->begin(), ranking->begin() + static_cast<ptrdiff_t>(k));
+          std::vector<double> room = StageRoom(cost, stage_devices);
+          for (int round = 0; round < kMemoryRounds && !current; ++round) {
+            std::optional<std::vector<size_t>> fit =
+                BalancedCuts(cost, order.ops, stage_devices, room);
+            if (!fit) {
+              memory_note = "no cut of the " + order.name + " order into contiguous stages on " +
+                            std::to_string(k) + " device" + (k == 1 ? "" : "s") +
+                            " fits their memory";
+              break;
+            }
+            cuts = std::move(*fit);
+            HX_ASSIGN_OR_RETURN(current, evaluate(order.ops, cuts, stage_devices));
+            for (size_t j = 0; j < k; ++j) {
+              auto it = overflow.find(stage_devices[j].value());
+              if (it != overflow.end()) room[j] = std::max(0.0, room[j] - 1.05 * it->second - 1.0);
+            }
+          }
+        }
         // Refine: move one cut at a time by a halving step while the latency improves.
         size_t step = std::max<size_t>(1, order.ops.size() / 16);
         int budget = k > 1 ? kMaxRefineEvaluations : 0;
@@ -248,13 +280,57 @@ class PipelinePlanner final : public Planner {
   }
 
  private:
-  // Cut points that give each stage about the same op time on its device: the smallest bound T
-  // (bisection) for which filling the stages in order, each up to T, places every op.
-  static std::vector<size_t> BalancedCuts(const cost::CostModel& cost,
-                                          const std::vector<NodeId>& order,
-                                          const std::vector<DeviceId>& devices) {
+  // A device's memory for the cut search (0 in the cluster: unlimited).
+  static double Capacity(const hw::Cluster& cluster, DeviceId d) {
+    const int64_t bytes = cluster.device(d).memory_bytes();
+    return bytes > 0 ? static_cast<double>(bytes) : std::numeric_limits<double>::infinity();
+  }
+
+  // Each stage device's room for what stays resident (weights, stated footprints): its capacity,
+  // less a tenth for activations unless the workload states every op's footprint.
+  static std::vector<double> StageRoom(const cost::CostModel& cost,
+                                       const std::vector<DeviceId>& devices) {
+    bool all_stated = true;
+    for (NodeId op : cost.graph().Ops())
+      all_stated = all_stated && cost.StatedMemory(op).has_value();
+    std::vector<double> room;
+    for (DeviceId d : devices) room.push_back(Capacity(cost.cluster(), d) * (all_stated ? 1 : 0.9));
+    return room;
+  }
+
+  // What each op of `order` keeps resident on its stage: its stated footprint, else the weights
+  // it is the first in `order` to read.
+  static std::vector<double> ResidentBytes(const cost::CostModel& cost,
+                                           const std::vector<NodeId>& order) {
+    const graph::Graph& g = cost.graph();
+    std::vector<char> seen(g.num_nodes(), 0);
+    std::vector<double> bytes(order.size(), 0.0);
+    for (size_t i = 0; i < order.size(); ++i) {
+      if (std::optional<int64_t> stated = cost.StatedMemory(order[i])) {
+        bytes[i] = static_cast<double>(*stated);
+        continue;
+      }
+      for (TensorId t : g.node(order[i]).inputs) {
+        if (!t.valid()) continue;
+        const NodeId w = g.tensor(t).producer;
+        if (!w.valid() || g.node(w).kind != graph::NodeKind::kWeight || seen[w.index()]) continue;
+        seen[w.index()] = 1;
+        bytes[i] += static_cast<double>(t.valid() ? g.tensor(t).Bytes() : 0);
+      }
+    }
+    return bytes;
+  }
+
+  // Cut points that give each stage about the same op time on its device, each stage's resident
+  // bytes within `room`: the smallest bound T (bisection) for which filling the stages in order,
+  // each up to T and its room, places every op. Filling each stage as far as its room allows is
+  // the most a fixed device order can hold, so nullopt means no cut of `order` fits.
+  static std::optional<std::vector<size_t>> BalancedCuts(const cost::CostModel& cost,
+                                                         const std::vector<NodeId>& order,
+                                                         const std::vector<DeviceId>& devices,
+                                                         const std::vector<double>& room) {
     const size_t k = devices.size();
-    if (k <= 1) return {};
+    const std::vector<double> resident = ResidentBytes(cost, order);
     // Op times per stage device, looked up once (the bisection fills the stages 60 times).
     std::vector<std::vector<double>> time(k, std::vector<double>(order.size()));
     for (size_t j = 0; j < k; ++j)
@@ -262,21 +338,31 @@ class PipelinePlanner final : public Planner {
     auto fill = [&](double bound, std::vector<size_t>* cuts) {
       cuts->clear();
       size_t stage = 0;
-      double used = 0.0;
+      double used = 0.0, held = 0.0;
       for (size_t i = 0; i < order.size(); ++i) {
-        if (used + time[stage][i] > bound && used > 0.0 && stage + 1 < k) {
+        const bool full = held + resident[i] > room[stage] * (1 + 1e-12);
+        if ((full || (used + time[stage][i] > bound && used > 0.0)) && stage + 1 < k &&
+            (used > 0.0 || held > 0.0)) {
           cuts->push_back(i);
           ++stage;
-          used = 0.0;
+          used = held = 0.0;
         }
+        if (held + resident[i] > room[stage] * (1 + 1e-12)) return false;
         used += time[stage][i];
+        held += resident[i];
       }
       return used <= bound;
     };
-    double hi = 0.0;
-    for (double t : time[0]) hi += t;
-    double lo = 0.0;
     std::vector<size_t> cuts;
+    if (!fill(std::numeric_limits<double>::infinity(), &cuts)) return std::nullopt;
+    if (k <= 1) return std::vector<size_t>{};
+    double hi = 0.0;  // every op at its slowest stage device's time: enough for any cut
+    for (size_t i = 0; i < order.size(); ++i) {
+      double slowest = 0.0;
+      for (size_t j = 0; j < k; ++j) slowest = std::max(slowest, time[j][i]);
+      hi += slowest;
+    }
+    double lo = 0.0;
     for (int it = 0; it < 60; ++it) {
       const double mid = 0.5 * (lo + hi);
       if (fill(mid, &cuts))
@@ -284,14 +370,27 @@ class PipelinePlanner final : public Planner {
       else
         lo = mid;
     }
-    fill(hi, &cuts);
+    if (!fill(hi, &cuts)) fill(std::numeric_limits<double>::infinity(), &cuts);
     // Fewer stages than devices filled (a few ops dominate): equal op counts instead, so every
-    // stage has at least one op (k <= ops).
+    // stage has at least one op (k <= ops), when that fits.
     if (cuts.size() + 1 != k) {
-      cuts.clear();
-      for (size_t j = 1; j < k; ++j) cuts.push_back(j * order.size() / k);
+      std::vector<size_t> even;
+      for (size_t j = 1; j < k; ++j) even.push_back(j * order.size() / k);
+      if (FitsRoom(resident, even, room)) cuts = std::move(even);
     }
     return cuts;
+  }
+
+  static bool FitsRoom(const std::vector<double>& resident, const std::vector<size_t>& cuts,
+                       const std::vector<double>& room) {
+    size_t stage = 0;
+    double held = 0.0;
+    for (size_t i = 0; i < resident.size(); ++i) {
+      if (stage < cuts.size() && i >= cuts[stage]) ++stage, held = 0.0;
+      held += resident[i];
+      if (held > room[stage] * (1 + 1e-12)) return false;
+    }
+    return true;
   }
 
   // The stages are cut from `order`; each device runs its stage in `run_order` (breadth first), so

@@ -792,6 +792,8 @@ StatusOr<ExactAnswer> SortingHatContext::Run() {
   // return their own plan so that their effect shows).
   if (ablation_ == SortingHatAblation::kNone || report.merged_sim_s == 0.0)
     for (auto& [name, wp] : warm_plans_) answer.warm_plans.push_back({name, wp, std::nullopt});
+  else
+    answer.keep_own_plan = true;
   report.submodels = std::move(stats_);
   if (report_ != nullptr) *report_ = std::move(report);
   return answer;

@@ -121,7 +121,11 @@ struct ExactAnswer {
   // faster (or `plan` does not pass the validator), with status warm_start.
   std::vector<WarmPlan> warm_plans;
   bool from_solution_file = false;  // a --solution plan is returned as read, never replaced
-  std::string kept_warm_start;      // set by the skeleton: the name of the warm start kept
+  // The model's own plan is returned even when a fast planner's is faster (an ablation whose
+  // effect must show); else the skeleton adds the plans of `single`, `heft`, `peft`, `m-etf` and
+  // `m-topo` to the warm plans, so that an exact planner is never slower than the obvious plan.
+  bool keep_own_plan = false;
+  std::string kept_warm_start;  // set by the skeleton: the name of the warm start kept
 };
 
 class ExactPlanner : public Planner {
@@ -145,10 +149,11 @@ class ExactPlanner : public Planner {
 // warm start).
 double TimeLeftForModel(const PlanRequest& request, double elapsed_s);
 
-// Step 3 alone: `answer.plan` against `answer.warm_plans` by simulation; the fastest becomes the
-// answer's plan (a warm one with status warm_start, its objective and the gap to the bound, or no
-// objective, bound and gap when it has no objective in the model's terms). Fails only when no
-// plan passes the validator.
+// Step 3 alone: `answer.plan` against `answer.warm_plans` (those the validator accepts) by
+// simulation; the fastest becomes the answer's plan (a warm one with status warm_start, its
+// objective and the gap to the bound, or the bound and no objective or gap when it has no objective
+// in the model's terms). Fails when no plan passes the validator: ResourceExhausted when the
+// model's plan breaks memory only, else Internal.
 Status KeepFasterPlan(const cost::CostModel& cost, ExactAnswer* answer);
 
 }  // namespace hx::place

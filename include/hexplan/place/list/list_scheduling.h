@@ -6,8 +6,10 @@
 //   PEFT: Arabnejad and Barbosa, "List scheduling algorithm for heterogeneous systems by an
 //   optimistic
 //         cost table", IEEE TPDS 25(3), 2014. Rank = mean OCT; device minimises EFT + OCT.
-// Both honour device memory when the problem gives it (a device whose memory the task would
-// overflow is skipped; when none fits, the call fails naming the task).
+// Both honour device memory when the problem gives it, through a MemoryReservation
+// (memory_reservation.h): a task goes only where every task still to come keeps a place, so when
+// a packing of all tasks exists they never run out of memory; without one, a device whose memory
+// the task would overflow is skipped, and when none fits the call fails naming the task.
 
 #include <vector>
 
