@@ -123,8 +123,8 @@ int RunPlace(const PlaceArgs& args) {
     std::printf("model estimate %s ms (the planner's own model)\n",
                 FormatNumber(PlaceMs(*r.model_objective_s)).c_str());
   if (r.solver_bound_s && r.solver_gap)
-    std::printf("solver bound   %s ms (gap %.2f%%)\n", FormatNumber(PlaceMs(*r.solver_bound_s)).c_str(),
-                100.0 * *r.solver_gap);
+    std::printf("solver bound   %s ms (gap %.2f%%)\n",
+                FormatNumber(PlaceMs(*r.solver_bound_s)).c_str(), 100.0 * *r.solver_gap);
   else if (r.solver_bound_s)  // the kept plan is not the model's: no gap in the model's terms
     std::printf("solver bound   %s ms\n", FormatNumber(PlaceMs(*r.solver_bound_s)).c_str());
   if (!r.detail.empty()) std::printf("detail         %s\n", r.detail.c_str());
