@@ -108,6 +108,30 @@ inline void AroundAxis(const Shape& shape, int64_t axis, int64_t* outer, int64_t
 // Element i of a tensor of any numeric dtype as a double, and back (bool stores v != 0).
 StatusOr<double> LoadElement(DType dt, const void* p, int64_t i);
 Status StoreElement(DType dt, void* p, int64_t i, double v);
+
+// Element i of t as a double, and a double stored as t's dtype (the kernels' generic path for
+// fp64, fp16, bf16, integer and bool tensors).
+inline double Load(const TensorRef& t, int64_t i) { return *LoadElement(t.dtype, t.data, i); }
+inline void Store(const TensorRef& t, int64_t i, double v) {
+  (void)StoreElement(t.dtype, t.data, i, v);
+}
+
+// Row-major strides of shape s (in elements).
+inline std::vector<int64_t> Strides(const Shape& s) {
+  std::vector<int64_t> st(s.size(), 1);
+  for (size_t d = s.size(); d-- > 1;) st[d - 1] = st[d] * s[d];
+  return st;
+}
+
+// Multi-index of flat position i in shape s.
+inline void Unflatten(int64_t i, const Shape& s, std::vector<int64_t>* idx) {
+  idx->resize(s.size());
+  for (size_t d = s.size(); d-- > 0;) {
+    (*idx)[d] = s[d] == 0 ? 0 : i % s[d];
+    i = s[d] == 0 ? 0 : i / s[d];
+  }
+}
+
 // Input i (int64 or int32) as integers; empty when the input is omitted.
 StatusOr<std::vector<int64_t>> IntsOf(const Ctx& c, size_t i);
 

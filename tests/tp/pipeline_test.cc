@@ -21,7 +21,7 @@ LlmShape Synthetic(int64_t layers) {  // 1.61 GB of FP16 weights per layer
   return s;
 }
 
-LlmWorkload Small() {
+LlmWorkload PipelineSmallWorkload() {
   LlmWorkload wl;
   wl.batch = 8;
   wl.input_len = 64;
@@ -64,10 +64,10 @@ TEST(PipelineTest, ModelLargerThanTheTpLayoutsFitsAsAPipeline) {
   sys.NormalizeCapabilities();
   LlmShape shape = Synthetic(56);  // 90 GB of weights: more than either GPU, less than both
   TpOptions o;
-  auto tp = PlanTensorParallel(sys, shape, Small(), o);
+  auto tp = PlanTensorParallel(sys, shape, PipelineSmallWorkload(), o);
   ASSERT_FALSE(tp.ok());
   EXPECT_EQ(tp.status().code(), StatusCode::kResourceExhausted) << tp.status().ToString();
-  auto pp = PlanPipeline(sys, shape, Small(), o, {});
+  auto pp = PlanPipeline(sys, shape, PipelineSmallWorkload(), o, {});
   ASSERT_TRUE(pp.ok()) << pp.status().ToString();
   ASSERT_EQ(pp->stages.size(), 2u);
   ExpectCoversEveryLayerOnce(*pp, shape.layers);
@@ -85,7 +85,7 @@ void StagesFollowCapabilityAndBubblesVanishWithMatchedStages() {
   o.check_memory = false;
   PipelineOptions p;
   p.stages = 2;
-  auto r = PlanPipeline(sys, Synthetic(96), Small(), o, p);
+  auto r = PlanPipeline(sys, Synthetic(96), PipelineSmallWorkload(), o, p);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   ASSERT_EQ(r->stages.size(), 2u);
   EXPECT_EQ(r->stages[0].nodes, (std::vector<int>{0, 1, 2}));
@@ -94,7 +94,7 @@ void StagesFollowCapabilityAndBubblesVanishWithMatchedStages() {
   EXPECT_GE(r->bubble_fraction, 0.0);
   EXPECT_LT(r->bubble_fraction, 0.5);
   p.stages = 5;
-  EXPECT_FALSE(PlanPipeline(sys, Synthetic(96), Small(), o, p).ok());
+  EXPECT_FALSE(PlanPipeline(sys, Synthetic(96), PipelineSmallWorkload(), o, p).ok());
 }
 
 TEST(PipelineCliTest, PpAutoAndBadCounts) {

@@ -90,7 +90,7 @@ double Total(const TpSystem& sys, const LlmShape& shape, const LlmWorkload& wl, 
   return r.ok() ? r->total_s() : 0.0;
 }
 
-LlmShape Gpt3() {
+LlmShape LayoutsGpt3() {
   return ShapeFromConfig("gpt3-175b", *graph::ZooTransformerConfig("gpt3-175b"), 2);
 }
 
@@ -102,9 +102,9 @@ void AsymGroupNeverSlowerThanItsBaselinesOnTableOne() {
     std::vector<int> gpus(16, 1);
     for (int i = 0; i < x; ++i) gpus[i] = 2;
     TpSystem sys = MakeUniformSystem(gpus, A100Sxm80Spec(), "fp16");
-    double asym = Total(sys, Gpt3(), wl, TpMethod::kAsymGroup);
-    double best = std::min(Total(sys, Gpt3(), wl, TpMethod::kMegatron),
-                           Total(sys, Gpt3(), wl, TpMethod::kAutoDdl));
+    double asym = Total(sys, LayoutsGpt3(), wl, TpMethod::kAsymGroup);
+    double best = std::min(Total(sys, LayoutsGpt3(), wl, TpMethod::kMegatron),
+                           Total(sys, LayoutsGpt3(), wl, TpMethod::kAutoDdl));
     EXPECT_LE(asym, best * (1 + 1e-9)) << "S" << x;
   }
 }
@@ -139,7 +139,7 @@ void AsymGroupNeverSlowerOnRandomClusters() {
 void ReductionIsReportedAndPaperGroupsKeepThePaperLayout() {
   // One node of 8 GPUs: there is no inter-node layout; the 1D ring over NVLink wins.
   TpSystem sys = MakeUniformSystem({8}, A100Sxm80Spec(), "fp16");
-  LlmShape shape = Gpt3();
+  LlmShape shape = LayoutsGpt3();
   TpOptions o;
   o.check_memory = false;
   auto best = PlanTensorParallel(sys, shape, Short(), o);
@@ -163,7 +163,7 @@ void WinnerIsTheFastestAndIdealIsAVolumeBound() {
   TpSystem sys = MakeUniformSystem(gpus, A100Sxm80Spec(), "fp16");
   TpOptions o;
   o.check_memory = false;
-  TpComparison c = CompareMethods(sys, Gpt3(), Short(), o);
+  TpComparison c = CompareMethods(sys, LayoutsGpt3(), Short(), o);
   ASSERT_EQ(c.results.size(), 4u);
   ASSERT_GE(c.winner, 0);
   for (const auto& r : c.results) {
@@ -189,7 +189,7 @@ void Fp32IsSlowerThanFp16() {
 void KernelsUseTheShippedCalibrationWhereTheGpuHasOne() {
   TpSystem sys = MakeUniformSystem({8}, A100Sxm80Spec(), "fp16");
   ASSERT_NE(sys.nodes[0].gpus[0].calibration, nullptr);
-  LlmShape shape = Gpt3();
+  LlmShape shape = LayoutsGpt3();
   TpOptions nccl, cal;
   nccl.method = cal.method = TpMethod::kMegatron;
   nccl.check_memory = cal.check_memory = false;

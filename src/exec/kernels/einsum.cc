@@ -13,8 +13,6 @@ namespace {
 // Direct summation visits every label assignment; beyond this many it would run for minutes.
 constexpr double kMaxSteps = 1 << 26;
 
-double Load(const TensorRef& t, int64_t i) { return *LoadElement(t.dtype, t.data, i); }
-
 struct Equation {
   std::vector<std::string> inputs;  // labels per input, `...` expanded to upper-case letters
   std::string output;

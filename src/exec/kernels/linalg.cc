@@ -14,9 +14,6 @@
 namespace hx::exec::internal {
 namespace {
 
-double Load(const TensorRef& t, int64_t i) { return *LoadElement(t.dtype, t.data, i); }
-void Store(const TensorRef& t, int64_t i, double v) { (void)StoreElement(t.dtype, t.data, i, v); }
-
 Status DetKernel(const Ctx& c) {
   const Shape& s = *c.in[0].shape;
   if (s.size() < 2 || s.back() != s[s.size() - 2]) return c.Error("input must be [..., M, M]");

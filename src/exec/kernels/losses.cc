@@ -9,9 +9,6 @@
 namespace hx::exec::internal {
 namespace {
 
-double Load(const TensorRef& t, int64_t i) { return *LoadElement(t.dtype, t.data, i); }
-void Store(const TensorRef& t, int64_t i, double v) { (void)StoreElement(t.dtype, t.data, i, v); }
-
 // NLL over log-probabilities laid out [N, C, D] (D: the product of the extra dims).
 Status NllLoss(const Ctx& c, const std::vector<double>& logp, int64_t N, int64_t C, int64_t D) {
   const std::string reduction = c.op.attrs.GetString("reduction", "mean");

@@ -15,9 +15,6 @@ namespace {
 using UnaryFn = std::function<double(double)>;
 using BinaryFn = std::function<double(double, double)>;
 
-double Load(const TensorRef& t, int64_t i) { return *LoadElement(t.dtype, t.data, i); }
-void Store(const TensorRef& t, int64_t i, double v) { (void)StoreElement(t.dtype, t.data, i, v); }
-
 // y = fn(x) for any numeric dtype (x and y may differ: IsNaN's output is bool).
 Kernel MapUnary(UnaryFn fn) {
   return [fn](const Ctx& c) -> Status {

@@ -8,9 +8,6 @@
 namespace hx::exec::internal {
 namespace {
 
-double Load(const TensorRef& t, int64_t i) { return *LoadElement(t.dtype, t.data, i); }
-void Store(const TensorRef& t, int64_t i, double v) { (void)StoreElement(t.dtype, t.data, i, v); }
-
 double Saturate(DType dt, double v) {
   if (dt == DType::kU8) return std::clamp(v, 0.0, 255.0);
   if (dt == DType::kI8) return std::clamp(v, -128.0, 127.0);

@@ -11,9 +11,6 @@
 namespace hx::exec::internal {
 namespace {
 
-double Load(const TensorRef& t, int64_t i) { return *LoadElement(t.dtype, t.data, i); }
-void Store(const TensorRef& t, int64_t i, double v) { (void)StoreElement(t.dtype, t.data, i, v); }
-
 enum class Cell : uint8_t { kRnn, kGru, kLstm };
 
 struct RnnDims {
@@ -31,7 +28,7 @@ struct RnnDims {
   }
 };
 
-double Sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+double RnnSigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
 Status CheckAttributes(const Ctx& c, Cell cell) {
   if (c.op.attrs.Has("clip")) return c.Error("attribute clip is unsupported");
@@ -119,7 +116,7 @@ void RunDirection(const Ctx& c, Cell cell, const RnnDims& dm, const Weights& w, 
         if (cell == Cell::kRnn) {
           next[hk] = std::tanh(g(0));
         } else if (cell == Cell::kGru) {
-          const double z = Sigmoid(g(0)), r = Sigmoid(g(1));
+          const double z = RnnSigmoid(g(0)), r = RnnSigmoid(g(1));
           double hh;
           if (lbr) {
             hh = std::tanh(xg[static_cast<size_t>(2 * dm.H + k)] +
@@ -128,7 +125,7 @@ void RunDirection(const Ctx& c, Cell cell, const RnnDims& dm, const Weights& w, 
             double acc = Bias(w, d, 2 * dm.H + k, dm, true);
             for (int64_t q = 0; q < dm.H; ++q) {
               const double rq =
-                  Sigmoid(xg[static_cast<size_t>(dm.H + q)] + hg[static_cast<size_t>(dm.H + q)]);
+                  RnnSigmoid(xg[static_cast<size_t>(dm.H + q)] + hg[static_cast<size_t>(dm.H + q)]);
               acc += Load(*w.R, (d * GH + 2 * dm.H + k) * dm.H + q) * rq *
                      (*h)[static_cast<size_t>(b * dm.H + q)];
             }
@@ -140,9 +137,10 @@ void RunDirection(const Ctx& c, Cell cell, const RnnDims& dm, const Weights& w, 
           auto peep = [&](int64_t p) {
             return w.P == nullptr ? 0.0 : Load(*w.P, d * 3 * dm.H + p * dm.H + k);
           };
-          const double ig = Sigmoid(g(0) + peep(0) * cprev), fg = Sigmoid(g(2) + peep(2) * cprev);
+          const double ig = RnnSigmoid(g(0) + peep(0) * cprev),
+                       fg = RnnSigmoid(g(2) + peep(2) * cprev);
           const double cc = fg * cprev + ig * std::tanh(g(3));
-          const double og = Sigmoid(g(1) + peep(1) * cc);
+          const double og = RnnSigmoid(g(1) + peep(1) * cc);
           (*cs)[hk] = cc;
           next[hk] = og * std::tanh(cc);
         }

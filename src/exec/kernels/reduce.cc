@@ -10,9 +10,6 @@
 namespace hx::exec::internal {
 namespace {
 
-double Load(const TensorRef& t, int64_t i) { return *LoadElement(t.dtype, t.data, i); }
-void Store(const TensorRef& t, int64_t i, double v) { (void)StoreElement(t.dtype, t.data, i, v); }
-
 Status CheckLoadable(const Ctx& c, size_t i) {
   if (!c.Has(i)) return c.Error("input " + std::to_string(i) + " is missing");
   if (!LoadElement(c.in[i].dtype, c.in[i].data, 0).ok())

@@ -12,23 +12,6 @@
 namespace hx::exec::internal {
 namespace {
 
-double Load(const TensorRef& t, int64_t i) { return *LoadElement(t.dtype, t.data, i); }
-void Store(const TensorRef& t, int64_t i, double v) { (void)StoreElement(t.dtype, t.data, i, v); }
-
-std::vector<int64_t> Strides(const Shape& s) {
-  std::vector<int64_t> st(s.size(), 1);
-  for (size_t d = s.size(); d-- > 1;) st[d - 1] = st[d] * s[d];
-  return st;
-}
-
-void Unflatten(int64_t i, const Shape& s, std::vector<int64_t>* idx) {
-  idx->resize(s.size());
-  for (size_t d = s.size(); d-- > 0;) {
-    (*idx)[d] = s[d] == 0 ? 0 : i % s[d];
-    i = s[d] == 0 ? 0 : i / s[d];
-  }
-}
-
 // Begin pads of a ConvTranspose: the attribute, or derived from the output size (auto_pad or
 // output_shape) as ONNX's spec says.
 std::vector<int64_t> TransposePadsBegin(const Ctx& c, const Shape& x, const Shape& y,

@@ -14,24 +14,6 @@
 namespace hx::exec::internal {
 namespace {
 
-double Load(const TensorRef& t, int64_t i) { return *LoadElement(t.dtype, t.data, i); }
-void Store(const TensorRef& t, int64_t i, double v) { (void)StoreElement(t.dtype, t.data, i, v); }
-
-std::vector<int64_t> Strides(const Shape& s) {
-  std::vector<int64_t> st(s.size(), 1);
-  for (size_t d = s.size(); d-- > 1;) st[d - 1] = st[d] * s[d];
-  return st;
-}
-
-// Multi-index of flat position i in shape s.
-void Unflatten(int64_t i, const Shape& s, std::vector<int64_t>* idx) {
-  idx->resize(s.size());
-  for (size_t d = s.size(); d-- > 0;) {
-    (*idx)[d] = s[d] == 0 ? 0 : i % s[d];
-    i = s[d] == 0 ? 0 : i / s[d];
-  }
-}
-
 void CopyElement(const TensorRef& dst, int64_t di, const TensorRef& src, int64_t si) {
   const int64_t es = graph::DTypeSize(dst.dtype);
   std::memcpy(dst.as<char>() + di * es, src.as<char>() + si * es, static_cast<size_t>(es));
