@@ -179,12 +179,18 @@ Status GatherElementsKernel(const Ctx& c) {
   return Status::Ok();
 }
 
+// The scatter ops' `reduction` attribute: none, add or mul (max/min are refused by name).
+StatusOr<std::string> ScatterReduction(const Ctx& c) {
+  std::string reduction = c.op.attrs.GetString("reduction", "none");
+  if (reduction != "none" && reduction != "add" && reduction != "mul")
+    return c.Error("reduction '" + reduction + "' is unsupported");
+  return reduction;
+}
+
 // ScatterElements (and opset < 11 Scatter): a copy of data with updates written at indices.
 Status ScatterElementsKernel(const Ctx& c) {
   HX_RETURN_IF_ERROR(SameDType(c, 0));
-  const std::string reduction = c.op.attrs.GetString("reduction", "none");
-  if (reduction != "none" && reduction != "add" && reduction != "mul")
-    return c.Error("reduction '" + reduction + "' is unsupported");
+  HX_ASSIGN_OR_RETURN(const std::string reduction, ScatterReduction(c));
   const Shape& data = *c.in[0].shape;
   const Shape& ind = *c.in[1].shape;
   const int64_t axis = NormAxis(c.op.attrs.GetInt("axis", 0), data.size());
@@ -287,9 +293,7 @@ Status MaxUnpoolKernel(const Ctx& c) {
 
 Status ScatterNDKernel(const Ctx& c) {
   HX_RETURN_IF_ERROR(SameDType(c, 0));
-  const std::string reduction = c.op.attrs.GetString("reduction", "none");
-  if (reduction != "none" && reduction != "add" && reduction != "mul")
-    return c.Error("reduction '" + reduction + "' is unsupported");
+  HX_ASSIGN_OR_RETURN(const std::string reduction, ScatterReduction(c));
   const Shape& data = *c.in[0].shape;
   const Shape& ind = *c.in[1].shape;
   HX_ASSIGN_OR_RETURN(std::vector<int64_t> indices, IntsOf(c, 1));
