@@ -10,6 +10,7 @@ PACKAGES=(
   coinor-libcbc-dev
   nlohmann-json3-dev libcli11-dev libyaml-cpp-dev
   libopenblas-dev libdnnl-dev
+  libopenmpi-dev openmpi-bin iproute2
   libonnx-testdata
   libgtest-dev libgmock-dev libbenchmark-dev
   librsvg2-bin libxml2-utils
