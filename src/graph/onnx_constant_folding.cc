@@ -509,6 +509,41 @@ FoldResult Slice(const std::vector<FoldInput>& inputs) {
   return One(std::move(out));
 }
 
+// Transpose: `perm` (default: reversed axes) must be a permutation of the input's axes.
+FoldResult Transpose(const NodeProto& node, const ConstValue& data) {
+  const int64_t rank = static_cast<int64_t>(data.dims.size());
+  std::vector<int64_t> perm(rank);
+  for (int64_t d = 0; d < rank; ++d) perm[d] = rank - 1 - d;
+  if (auto given = IntsAttr(node, "perm")) perm = *given;
+  if (static_cast<int64_t>(perm.size()) != rank) {
+    return InvalidArgument("Transpose perm has " + std::to_string(perm.size()) +
+                           " entries for rank " + std::to_string(rank));
+  }
+  std::vector<bool> used(rank, false);
+  for (int64_t& p : perm) {
+    HX_ASSIGN_OR_RETURN(p, NormAxis(p, rank));
+    if (used[p]) return InvalidArgument("Transpose perm repeats an axis");
+    used[p] = true;
+  }
+  Shape out_dims(rank);
+  for (int64_t d = 0; d < rank; ++d) out_dims[d] = data.dims[perm[d]];
+  HX_ASSIGN_OR_RETURN(std::optional<int64_t> n, SmallCount(out_dims));
+  if (!n) return kNotFolded;
+  ConstValue out = EmptyLike(data.dtype, out_dims, *n);
+  const std::vector<int64_t> in_strides = Strides(data.dims);
+  std::vector<int64_t> pos(rank, 0);
+  for (int64_t k = 0; k < *n; ++k) {
+    int64_t src = 0;
+    for (int64_t d = 0; d < rank; ++d) src += pos[d] * in_strides[perm[d]];
+    CopyElem(data, src, &out, k);
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (++pos[d] < out_dims[d]) break;
+      pos[d] = 0;
+    }
+  }
+  return One(std::move(out));
+}
+
 FoldResult Reshape(const NodeProto& node, const ConstValue& data, const ConstValue& shape) {
   if (shape.is_float()) return InvalidArgument("Reshape shape must be integers");
   const bool allow_zero = IntAttr(node, "allowzero", 0) != 0;
@@ -650,6 +685,7 @@ const std::set<std::string>& FoldableOps() {
                                             "Slice",
                                             "Reshape",
                                             "Flatten",
+                                            "Transpose",
                                             "Range",
                                             "ConstantOfShape",
                                             "Expand",
@@ -766,6 +802,7 @@ FoldResult FoldNode(const NodeProto& node, int opset, const std::vector<FoldInpu
   }
   if (op == "Cast") return Cast(node, a);
   if (op == "Flatten") return Flatten(node, a);
+  if (op == "Transpose") return Transpose(node, a);
   if (op == "ConstantOfShape") return ConstantOfShape(node, a);
   if (op == "Gather" || op == "Reshape" || op == "Expand") {
     const ConstValue* b = need(1);

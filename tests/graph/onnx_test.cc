@@ -772,5 +772,27 @@ TEST(OnnxFoldTest, SliceGatherReshapeRangeFollowOnnxSemantics) {
   EXPECT_FALSE(FoldNode(*b.Node("Gather", "g2", {"a", "b"}), 13, oob).ok());
 }
 
+TEST(OnnxFoldTest, TransposeFoldsShapeArithmeticAndRejectsBadPerms) {
+  // torchvision's Swin-T computes its Pad amounts through a Transpose of a small int64 matrix.
+  OnnxModelBuilder b(17);
+  ConstValue m = Ints({1, 2, 3, 4, 5, 6}, {2, 3});
+  Shape dims;
+  EXPECT_EQ(FoldInts(*b.Node("Transpose", "t", {"m"}), 17, {&m}, &dims),
+            (std::vector<int64_t>{1, 4, 2, 5, 3, 6}));
+  EXPECT_EQ(dims, (Shape{3, 2}));
+  ConstValue cube = Ints({0, 1, 2, 3, 4, 5, 6, 7}, {2, 2, 2});
+  onnx::NodeProto* rotate = b.Node("Transpose", "t3", {"c"});
+  OnnxModelBuilder::AttrInts(rotate, "perm", {1, 2, 0});
+  // out[i][j][k] = in[k][i][j]
+  EXPECT_EQ(FoldInts(*rotate, 17, {&cube}, &dims), (std::vector<int64_t>{0, 4, 1, 5, 2, 6, 3, 7}));
+  onnx::NodeProto* repeated = b.Node("Transpose", "tr", {"m"});
+  OnnxModelBuilder::AttrInts(repeated, "perm", {0, 0});
+  std::vector<FoldInput> in = {{&m, nullptr}};
+  EXPECT_FALSE(FoldNode(*repeated, 17, in).ok());
+  onnx::NodeProto* short_perm = b.Node("Transpose", "ts", {"m"});
+  OnnxModelBuilder::AttrInts(short_perm, "perm", {1});
+  EXPECT_FALSE(FoldNode(*short_perm, 17, in).ok());
+}
+
 }  // namespace
 }  // namespace hx::graph
