@@ -16,6 +16,7 @@
 #include <random>
 
 #include "graph/onnx_constant_folding.h"
+#include "graph/onnx_einsum_shape.h"
 #include "graph/onnx_fixtures.h"
 #include "hexplan/core/file_util.h"
 #include "hexplan/graph/onnx_io.h"
@@ -792,6 +793,25 @@ TEST(OnnxFoldTest, TransposeFoldsShapeArithmeticAndRejectsBadPerms) {
   onnx::NodeProto* short_perm = b.Node("Transpose", "ts", {"m"});
   OnnxModelBuilder::AttrInts(short_perm, "perm", {1});
   EXPECT_FALSE(FoldNode(*short_perm, 17, in).ok());
+}
+
+TEST(OnnxEinsumShapeTest, ExplicitImplicitAndEllipsisEquations) {
+  using onnx_internal::EinsumOutputShape;
+  EXPECT_EQ(EinsumOutputShape("ij,jk->ik", {{2, 3}, {3, 5}}), (Shape{2, 5}));
+  EXPECT_EQ(EinsumOutputShape("ij,jk", {{2, 3}, {3, 5}}), (Shape{2, 5}));  // implicit: i, k
+  EXPECT_EQ(EinsumOutputShape("ba", {{2, 3}}), (Shape{3, 2}));             // implicit sorts letters
+  // MaxViT's relative attention: batch and heads broadcast through "...".
+  EXPECT_EQ(
+      EinsumOutputShape("... h i d, ... h j d -> ... h i j", {{4, 7, 2, 49, 32}, {1, 2, 49, 32}}),
+      (Shape{4, 7, 2, 49, 49}));
+  EXPECT_EQ(EinsumOutputShape("...ii->...i", {{3, 4, 4}}), (Shape{3, 4}));
+  EXPECT_EQ(EinsumOutputShape("i,i->", {{6}, {6}}), (Shape{}));
+  // Mismatches and malformed equations give no shape (the executor reports them).
+  EXPECT_EQ(EinsumOutputShape("ij,jk->ik", {{2, 3}, {4, 5}}), std::nullopt);
+  EXPECT_EQ(EinsumOutputShape("ij->ik", {{2, 3}}), std::nullopt);
+  EXPECT_EQ(EinsumOutputShape("ij,jk->ik", {{2, 3}}), std::nullopt);
+  EXPECT_EQ(EinsumOutputShape("i1->i", {{2, 3}}), std::nullopt);
+  EXPECT_EQ(EinsumOutputShape("...i,...i->...i", {{2, 3}, {4, 3}}), std::nullopt);
 }
 
 }  // namespace
