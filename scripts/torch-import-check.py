@@ -148,6 +148,10 @@ def export(torch, torchvision, name, folder):
         args, names = (ids, mask), ["input_ids", "attention_mask"]
     else:
         model = getattr(torchvision.models, name)(weights=None).eval()
+        with torch.no_grad():  # zero-initialised tensors (ViT's head) would hide wrong results
+            for param in model.parameters():
+                if param.abs().max() == 0:
+                    param.normal_(0, 0.02)
         size = 299 if name == "inception_v3" else 224
         args, names = (torch.randn(1, 3, size, size),), ["x"]
     path = os.path.join(folder, name + ".onnx")
