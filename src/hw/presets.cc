@@ -94,7 +94,7 @@ StatusOr<Cluster> BuildPreset(const std::string& name) {
     c = BuildDgxH100();
   } else if (name.rfind("dgx-a100:gpus=", 0) == 0 || name.rfind("dgx-h100:gpus=", 0) == 0) {
     HX_ASSIGN_OR_RETURN(int gpus, DgxGpuCount(name));
-    c = name[5] == 'a' ? BuildDgxA100(gpus) : BuildDgxH100(gpus);
+    c = name.rfind("dgx-a100", 0) == 0 ? BuildDgxA100(gpus) : BuildDgxH100(gpus);
   } else if (name == "moirai-inter") {
     c = BuildMoiraiInter();
   } else if (name == "moirai-intra") {

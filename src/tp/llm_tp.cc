@@ -846,19 +846,22 @@ void AttachPlan(const TpSystem& sys, const LlmShape& shape, const LlmWorkload& w
 }
 
 // Eq. 1 with k = sqrt(N): the ideal grid's volume; no plan, no times.
-TpResult IdealBound(const TpSystem& sys, const LlmShape& shape, const LlmWorkload& wl) {
+TpResult IdealBound(const TpSystem& sys, const LlmShape& shape, const LlmWorkload& wl,
+                    bool paper_widths) {
   TpResult r;
   r.method = r.layout = TpMethod::kIdeal;
   r.volume_only = true;
   r.capabilities = sys.Capabilities();
   double n = static_cast<double>(sys.nodes.size()), k = std::sqrt(n);
   r.k = static_cast<int>(std::lround(k));
-  double b = static_cast<double>(shape.bytes_per_element);
+  double b = static_cast<double>(shape.bytes_per_element), h = static_cast<double>(shape.hidden);
   auto volume = [&](double tokens) {
     double v = 0.0;
-    for (const auto& l : DecoderLinears(shape))
-      v += tokens * b / n *
-           ((k - 1) * static_cast<double>(l.in) + (n / k - 1) * static_cast<double>(l.out));
+    for (const auto& l : DecoderLinears(shape)) {
+      double in = paper_widths ? h : static_cast<double>(l.in);
+      double out = paper_widths ? h : static_cast<double>(l.out);
+      v += tokens * b / n * ((k - 1) * in + (n / k - 1) * out);
+    }
     return static_cast<double>(shape.layers) * v;
   };
   r.comm_volume_bytes = volume(static_cast<double>(wl.batch));
@@ -952,7 +955,8 @@ StatusOr<TpResult> PlanTensorParallel(const TpSystem& sys, const LlmShape& shape
         " + KV cache " + Bytes(kv) + " for batch " + std::to_string(wl.KvSequences()) + " x " +
         std::to_string(wl.input_len + wl.output_len) + " tokens) but cluster '" + sys.name +
         "' has " + Bytes(static_cast<double>(sys.MemoryBytes())) + " of GPU memory");
-  if (options.method == TpMethod::kIdeal) return IdealBound(sys, shape, wl);
+  if (options.method == TpMethod::kIdeal)
+    return IdealBound(sys, shape, wl, options.paper_volume_accounting);
   double decode_tokens = static_cast<double>(wl.batch);
   Scored s;
   if (options.method == TpMethod::kMegatron) {
