@@ -446,7 +446,7 @@ Command AddTpCommand(CLI::App& root) {
   app->add_flag("--ignore-memory", args->ignore_memory,
                 "do not require weights + KV cache to fit GPU memory (the paper's setups do not)");
   app->add_flag("--paper-volume", args->paper_volume,
-                "count every collective as b*h as the paper's eq. 1 does");
+                "count every collective as b*h as the paper's eq. 1 does (volume and time)");
   app->add_option("--report", args->report, "write the Fig. 8/9 sweeps (markdown + SVG) into DIR");
   app->footer(MethodsFooter());
   return {app, [args]() { return RunTp(*args); }};

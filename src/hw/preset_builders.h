@@ -14,8 +14,9 @@ namespace hx::hw {
 Cluster BuildSortingHatV100(bool hetero);
 Cluster BuildSortingHatA6000();
 Cluster BuildP4d(bool eighty_gb);
-Cluster BuildDgxA100();
-Cluster BuildDgxH100();
+// gpus: the first 1..8 GPUs of the box (`dgx-a100:gpus=N`, a tensor-parallel group of N).
+Cluster BuildDgxA100(int gpus = 8);
+Cluster BuildDgxH100(int gpus = 8);
 Cluster BuildMoiraiInter();
 Cluster BuildMoiraiIntra();
 Cluster BuildChrion1080Ti();

@@ -2,6 +2,9 @@
 
 #include <sys/stat.h>
 
+#include <exception>
+#include <string>
+
 #include "hexplan/core/file_util.h"
 #include "hexplan/hw/nvidia_smi_topo.h"
 #include "hw/preset_builders.h"
@@ -27,6 +30,8 @@ const std::vector<PresetInfo>& ClusterPresets() {
        "NVIDIA DGX A100 user guide"},
       {"dgx-h100", "NVIDIA DGX H100: 8 x H100 SXM5, NVSwitch (18 NVLinks per GPU), PCIe gen5",
        "NVIDIA DGX H100 user guide"},
+      {"dgx-a100:gpus=4", "the first N (1-8) GPUs of a DGX A100 (also dgx-h100:gpus=N)",
+       "NVIDIA DGX A100 / H100 user guides"},
       {"moirai-inter",
        "RTX 2080 Ti, T4, P4, RTX 3060 Ti in four servers over InfiniBand, measured pairwise "
        "bandwidth",
@@ -51,6 +56,26 @@ const std::vector<PresetInfo>& ClusterPresets() {
   return presets;
 }
 
+namespace {
+
+// N of `dgx-a100:gpus=N` / `dgx-h100:gpus=N`: 1..8.
+StatusOr<int> DgxGpuCount(const std::string& name) {
+  const std::string value = name.substr(name.find('=') + 1);
+  int gpus = 0;
+  size_t used = 0;
+  try {
+    gpus = std::stoi(value, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != value.size() || gpus < 1 || gpus > 8)
+    return InvalidArgument("cluster '" + name + "': gpus must be an integer 1..8, got '" + value +
+                           "'");
+  return gpus;
+}
+
+}  // namespace
+
 StatusOr<Cluster> BuildPreset(const std::string& name) {
   Cluster c;
   if (name == "sortinghat-v100") {
@@ -67,6 +92,9 @@ StatusOr<Cluster> BuildPreset(const std::string& name) {
     c = BuildDgxA100();
   } else if (name == "dgx-h100") {
     c = BuildDgxH100();
+  } else if (name.rfind("dgx-a100:gpus=", 0) == 0 || name.rfind("dgx-h100:gpus=", 0) == 0) {
+    HX_ASSIGN_OR_RETURN(int gpus, DgxGpuCount(name));
+    c = name.rfind("dgx-a100", 0) == 0 ? BuildDgxA100(gpus) : BuildDgxH100(gpus);
   } else if (name == "moirai-inter") {
     c = BuildMoiraiInter();
   } else if (name == "moirai-intra") {

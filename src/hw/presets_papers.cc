@@ -36,17 +36,17 @@ void AddNvlink(Cluster& c, DeviceId a, DeviceId b, int count, double per_link) {
 
 // Eight GPUs on one NVSwitch fabric, two per PCIe switch behind four PCIe buses (HGX A100/H100).
 Cluster HgxEight(const std::string& name, const std::string& model, int links_per_gpu,
-                 double pcie_rate, double cpu_memory_bandwidth) {
+                 double pcie_rate, double cpu_memory_bandwidth, int gpus = 8) {
   Cluster c(name);
   const std::string node = "node0";
   PlaceId root = AddRootComplex(c, node, cpu_memory_bandwidth);
   PlaceId nvswitch = c.AddSwitch("nvswitch", node);
-  for (int bus = 0; bus < 4; ++bus) {
+  for (int bus = 0; bus < (gpus + 1) / 2; ++bus) {
     std::string sw = "pcie-switch" + std::to_string(bus);
     PlaceId sw_place = c.AddSwitch(sw, node);
     c.AddLink("pcie-bus" + std::to_string(bus), LinkKind::kPcie, root, sw_place, pcie_rate,
               kPcieHopLatency);
-    for (int k = 0; k < 2; ++k) {
+    for (int k = 0; k < 2 && bus * 2 + k < gpus; ++k) {
       int g = bus * 2 + k;
       std::string gpu = "gpu" + std::to_string(g);
       DeviceId d = c.AddDevice(gpu, DeviceKind::kGpu, node, Spec(model));
@@ -145,16 +145,18 @@ Cluster BuildP4d(bool eighty_gb) {
                   eighty_gb ? "A100-SXM4-80GB" : "A100-SXM4-40GB", 12, kPcieGen4x16, 204.8 * kGBps);
 }
 
-Cluster BuildDgxA100() {
+Cluster BuildDgxA100(int gpus) {
   // NVIDIA DGX A100 user guide: 8 x A100 80GB, 6 NVSwitches (12 NVLinks per GPU), four PCIe gen4
   // switches with two GPUs each, 2 x AMD EPYC 7742 (8 channels DDR4-3200 each).
-  return HgxEight("dgx-a100", "A100-SXM4-80GB", 12, kPcieGen4x16, 2 * 204.8 * kGBps);
+  return HgxEight(gpus == 8 ? "dgx-a100" : "dgx-a100:gpus=" + std::to_string(gpus),
+                  "A100-SXM4-80GB", 12, kPcieGen4x16, 2 * 204.8 * kGBps, gpus);
 }
 
-Cluster BuildDgxH100() {
+Cluster BuildDgxH100(int gpus) {
   // NVIDIA DGX H100 user guide: 8 x H100 SXM5, 4 NVSwitches (18 NVLinks per GPU, 900 GB/s
   // bidirectional), PCIe gen5, 2 x Xeon Platinum 8480C (8 channels DDR5-4800 each).
-  return HgxEight("dgx-h100", "H100-SXM5-80GB", 18, kPcieGen5x16, 2 * 307.2 * kGBps);
+  return HgxEight(gpus == 8 ? "dgx-h100" : "dgx-h100:gpus=" + std::to_string(gpus),
+                  "H100-SXM5-80GB", 18, kPcieGen5x16, 2 * 307.2 * kGBps, gpus);
 }
 
 Cluster BuildMoiraiInter() {

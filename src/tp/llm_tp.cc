@@ -37,6 +37,32 @@ double KernelTime(double flops, double bytes, const TpGpu& gpu, const TimeParams
   return t + tp.kernel_overhead_s + gpu.launch_overhead_s;
 }
 
+// ---- Collectives on the cost layer's fits (calibrated preset): NCCL all-reduce lines fitted
+// to vidur's measured kernel times (data/calibration/<model>.yaml `collectives`), plus one kernel
+// launch per call (vidur times the NCCL kernel, not the host's launch of it).
+const cost::CollectiveCalibration* CalibratedAllReduce(const TpNode& node, const TimeParams& tp) {
+  if (!tp.calibrated || node.gpus.size() < 2) return nullptr;
+  const cost::DeviceCalibration* cal = node.gpus.front().calibration;
+  if (cal == nullptr) return nullptr;
+  for (const TpGpu& g : node.gpus)
+    if (g.calibration != cal) return nullptr;  // mixed models: no single fit applies
+  for (const cost::CollectiveCalibration& c : cal->collectives)
+    if (c.collective == "all_reduce" && c.gpus == static_cast<int>(node.gpus.size()) &&
+        !c.lines.empty())
+      return &c;
+  return nullptr;
+}
+
+// `passes` passes of (gpus - 1) ring steps over `bytes` (all-reduce 2; reduce-scatter 1) on the
+// fastest fitted line, plus the call's launch.
+double CalibratedRingSeconds(const cost::CollectiveCalibration& c, const TpNode& node, double bytes,
+                             int passes) {
+  double n = static_cast<double>(c.gpus), best = kInf;
+  for (const cost::CollectiveLine& l : c.lines)
+    best = std::min(best, passes * (n - 1) * (l.alpha_s + bytes / n / l.bus_bytes_per_s));
+  return best + node.gpus.front().calibration->kernel_launch_s;
+}
+
 // One decoder layer's linear + elementwise kernels on a GPU holding share `w` of the work;
 // LayerNorm works on `ln_share` of the activation (1 when replicated, as in Megatron).
 double LinearPartTime(const TpGpu& gpu, double w, double ln_share, double tokens, const LlmShape& s,
@@ -159,14 +185,20 @@ double ReduceScatterTime(const TpSystem& sys, const Layout2D& L, double act_byte
       const TpNode& nd = sys.nodes[node];
       int g = static_cast<int>(nd.gpus.size());
       if (g > 1) {
-        any_intra = true;
         double max_share = 0.0;
         double node_share =
             std::accumulate(L.gpu_share[node].begin(), L.gpu_share[node].end(), 0.0);
         for (double sh : L.gpu_share[node]) max_share = std::max(max_share, 1.0 - sh / node_share);
-        intra = std::max(intra,
-                         (g - 1) * (nd.intra_latency_s + tp.intra_step_s) +
-                             partial * max_share / (nd.intra_bandwidth * tp.bandwidth_efficiency));
+        if (const cost::CollectiveCalibration* c = CalibratedAllReduce(nd, tp)) {
+          // The fit is per ring of equal chunks: scale the bytes to the largest share's.
+          double equal = (g - 1.0) / g;
+          intra = std::max(intra, CalibratedRingSeconds(*c, nd, partial * max_share / equal, 1));
+        } else {
+          any_intra = true;  // the collective's base latency, added once below
+          intra = std::max(
+              intra, (g - 1) * (nd.intra_latency_s + tp.intra_step_s) +
+                         partial * max_share / (nd.intra_bandwidth * tp.bandwidth_efficiency));
+        }
       }
       int m = static_cast<int>(members.size());
       if (m > 1) {
@@ -616,7 +648,10 @@ Layout MegatronLayout(const TpSystem& sys, const LlmShape& shape, const TimePara
   std::iota(L.grouping.groups[0].begin(), L.grouping.groups[0].end(), 0);
   double act = static_cast<double>(shape.hidden * shape.bytes_per_element);  // bytes per token
   MegatronAllReduceTime(links, decode_tokens * act, tp, &L.ring_shares);
-  L.comm_time = [links, act, tp](double tokens) {
+  const cost::CollectiveCalibration* fit = n == 1 ? CalibratedAllReduce(sys.nodes[0], tp) : nullptr;
+  const TpNode* node0 = &sys.nodes[0];
+  L.comm_time = [links, act, tp, fit, node0](double tokens) {
+    if (fit != nullptr) return 2.0 * CalibratedRingSeconds(*fit, *node0, tokens * act, 2);
     return 2.0 * MegatronAllReduceTime(links, tokens * act, tp, nullptr);
   };
   // Two all-reduces per layer, each a reduce-scatter plus an all-gather of (G-1)/G.
@@ -658,11 +693,16 @@ Layout TwoDLayout(const TpSystem& sys, const LlmShape& shape, TpMethod method,
   const TpSystem* sp = &sys;
   std::shared_ptr<const Layout2D> l2 = L.two_d;
   TimeParams tp = options.time;
-  L.comm_time = [l2, sp, linears, b, tp](double tokens) {
+  // --paper-volume: every collective moves b*h (eq. 1), in the volume and in the time.
+  const bool paper_widths = options.paper_volume_accounting;
+  const double h = static_cast<double>(shape.hidden);
+  L.comm_time = [l2, sp, linears, b, tp, paper_widths, h](double tokens) {
     double t = 0.0;
     for (const auto& l : linears) {
-      t += AllGatherTime(*sp, *l2, tokens * l.in * b, tp);
-      t += ReduceScatterTime(*sp, *l2, tokens * l.out * b, tp);
+      double in = paper_widths ? h : static_cast<double>(l.in);
+      double out = paper_widths ? h : static_cast<double>(l.out);
+      t += AllGatherTime(*sp, *l2, tokens * in * b, tp);
+      t += ReduceScatterTime(*sp, *l2, tokens * out * b, tp);
     }
     return t;
   };
@@ -806,19 +846,22 @@ void AttachPlan(const TpSystem& sys, const LlmShape& shape, const LlmWorkload& w
 }
 
 // Eq. 1 with k = sqrt(N): the ideal grid's volume; no plan, no times.
-TpResult IdealBound(const TpSystem& sys, const LlmShape& shape, const LlmWorkload& wl) {
+TpResult IdealBound(const TpSystem& sys, const LlmShape& shape, const LlmWorkload& wl,
+                    bool paper_widths) {
   TpResult r;
   r.method = r.layout = TpMethod::kIdeal;
   r.volume_only = true;
   r.capabilities = sys.Capabilities();
   double n = static_cast<double>(sys.nodes.size()), k = std::sqrt(n);
   r.k = static_cast<int>(std::lround(k));
-  double b = static_cast<double>(shape.bytes_per_element);
+  double b = static_cast<double>(shape.bytes_per_element), h = static_cast<double>(shape.hidden);
   auto volume = [&](double tokens) {
     double v = 0.0;
-    for (const auto& l : DecoderLinears(shape))
-      v += tokens * b / n *
-           ((k - 1) * static_cast<double>(l.in) + (n / k - 1) * static_cast<double>(l.out));
+    for (const auto& l : DecoderLinears(shape)) {
+      double in = paper_widths ? h : static_cast<double>(l.in);
+      double out = paper_widths ? h : static_cast<double>(l.out);
+      v += tokens * b / n * ((k - 1) * in + (n / k - 1) * out);
+    }
     return static_cast<double>(shape.layers) * v;
   };
   r.comm_volume_bytes = volume(static_cast<double>(wl.batch));
@@ -912,7 +955,8 @@ StatusOr<TpResult> PlanTensorParallel(const TpSystem& sys, const LlmShape& shape
         " + KV cache " + Bytes(kv) + " for batch " + std::to_string(wl.KvSequences()) + " x " +
         std::to_string(wl.input_len + wl.output_len) + " tokens) but cluster '" + sys.name +
         "' has " + Bytes(static_cast<double>(sys.MemoryBytes())) + " of GPU memory");
-  if (options.method == TpMethod::kIdeal) return IdealBound(sys, shape, wl);
+  if (options.method == TpMethod::kIdeal)
+    return IdealBound(sys, shape, wl, options.paper_volume_accounting);
   double decode_tokens = static_cast<double>(wl.batch);
   Scored s;
   if (options.method == TpMethod::kMegatron) {

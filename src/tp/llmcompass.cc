@@ -2,8 +2,11 @@
 
 #include <cmath>
 #include <limits>
+#include <map>
+#include <utility>
 
 #include "hexplan/cost/calibration_data.h"
+#include "hexplan/cost/calibration_fits.h"
 
 namespace hx::tp {
 namespace {
@@ -75,6 +78,20 @@ StatusOr<LayerComparison> CompareLlmCompassLayer(const std::string& dir, bool pr
 StatusOr<LayerComparison> CompareLlmCompassLayerWith(const std::string& dir, bool prefill,
                                                      const KernelClock& kernel,
                                                      const AllReduceModel& allreduce) {
+  return CompareLlmCompassLayerOps(
+      dir, prefill,
+      [&](LlmCompassOp op, double flops, double bytes) {
+        cost::OpClass c = op == LlmCompassOp::kMatmul ? cost::OpClass::kGemm
+                          : op == LlmCompassOp::kGelu ? cost::OpClass::kElementwise
+                                                      : cost::OpClass::kNormalization;
+        return kernel(c, flops, bytes);
+      },
+      allreduce);
+}
+
+StatusOr<LayerComparison> CompareLlmCompassLayerOps(const std::string& dir, bool prefill,
+                                                    const OpClock& kernel,
+                                                    const AllReduceModel& allreduce) {
   const std::string path = dir + "/ae/figure5/ijkl/real_hardware/" +
                            (prefill ? "transformer_A100.csv" : "transformerAR_A100.csv");
   HX_ASSIGN_OR_RETURN(auto rows, cost::ReadLlmCompassRows(path, 1));
@@ -88,22 +105,22 @@ StatusOr<LayerComparison> CompareLlmCompassLayerWith(const std::string& dir, boo
   const double d = 12288, heads = 96 / 4.0, hd = 128, tp = 4, b = 2;
   const double batch = 8, q = prefill ? 2048 : 1, kv = prefill ? 2048 : 2048 + 1024;
   const double m = batch * q;  // tokens
-  using cost::OpClass;
+  using Op = LlmCompassOp;
   auto gemm = [&](double mm, double k, double n) {
-    return kernel(OpClass::kGemm, 2 * mm * k * n, b * (mm * k + k * n + mm * n));
+    return kernel(Op::kMatmul, 2 * mm * k * n, b * (mm * k + k * n + mm * n));
   };
   double scores = batch * heads * q * kv;
   double pred[12] = {
-      gemm(m, d, 3 * d / tp),
-      kernel(OpClass::kGemm, 2 * scores * hd, b * (batch * heads * (q + kv) * hd + scores)),
-      kernel(OpClass::kGemm, 2 * scores * hd, b * (scores + batch * heads * (kv + q) * hd)),
+      3 * gemm(m, d, d / tp),  // LLMCompass times Q_proj and reports it x 3 (transformer.py)
+      kernel(Op::kMatmul, 2 * scores * hd, b * (batch * heads * (q + kv) * hd + scores)),
+      kernel(Op::kMatmul, 2 * scores * hd, b * (scores + batch * heads * (kv + q) * hd)),
       gemm(m, d / tp, d),
       gemm(m, d, 4 * d / tp),
       gemm(m, 4 * d / tp, d),
-      kernel(OpClass::kNormalization, 0, 2 * b * scores),
-      kernel(OpClass::kNormalization, 0, 2 * b * m * d),
-      kernel(OpClass::kNormalization, 0, 2 * b * m * d),
-      kernel(OpClass::kElementwise, 0, 2 * b * m * 4 * d / tp),
+      kernel(Op::kSoftmax, 0, 2 * b * scores),
+      kernel(Op::kLayerNorm, 0, 2 * b * m * d),
+      kernel(Op::kLayerNorm, 0, 2 * b * m * d),
+      kernel(Op::kGelu, 0, 2 * b * m * 4 * d / tp),
       allreduce.AllReduceSeconds(b * m * d),
       allreduce.AllReduceSeconds(b * m * d),
   };
@@ -115,6 +132,64 @@ StatusOr<LayerComparison> CompareLlmCompassLayerWith(const std::string& dir, boo
     c.predicted_total_s += pred[i];
   }
   return c;
+}
+
+const cost::ClassFit& LlmCompassOperatorFits::Fit(LlmCompassOp op) const {
+  switch (op) {
+    case LlmCompassOp::kSoftmax:
+      return softmax;
+    case LlmCompassOp::kLayerNorm:
+      return layernorm;
+    case LlmCompassOp::kGelu:
+      return gelu;
+    case LlmCompassOp::kMatmul:
+      break;
+  }
+  return matmul;
+}
+
+double LlmCompassOperatorFits::Seconds(LlmCompassOp op, double flops, double bytes) const {
+  const cost::ClassFit& fit = Fit(op);
+  auto h = fit.harness_s.find("LLMCompass");
+  return cost::ClassKernelSeconds(fit, peak, flops, bytes) +
+         (h == fit.harness_s.end() ? 0.0 : h->second);
+}
+
+namespace {
+
+// vidur's memory-bound GEMMs (arithmetic intensity < 64 FLOP/byte: <= 64 tokens).
+Status AppendVidurGemvs(const std::vector<std::string>& csvs, std::vector<cost::OpSample>& out) {
+  for (const std::string& csv : csvs) {
+    HX_ASSIGN_OR_RETURN(auto samples, cost::ReadVidurMlp(csv, "vidur a100"));
+    for (const cost::OpSample& s : samples)
+      if (s.op_class == cost::OpClass::kGemm && s.flops < 64 * s.bytes) out.push_back(s);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<LlmCompassOperatorFits> FitLlmCompassOperators(
+    const std::string& llmcompass_dir, const std::vector<std::string>& vidur_a100_mlp_csvs) {
+  HX_ASSIGN_OR_RETURN(std::vector<cost::OpSample> ops, cost::ReadLlmCompassOps(llmcompass_dir));
+  LlmCompassOperatorFits fits;
+  HX_ASSIGN_OR_RETURN(fits.peak, cost::CalibrationPeak("A100-SXM4-80GB"));
+  std::map<std::string, std::vector<cost::OpSample>> by_op;
+  for (cost::OpSample& s : ops) {
+    s.harness = "LLMCompass";
+    by_op[s.label].push_back(s);
+  }
+  HX_RETURN_IF_ERROR(AppendVidurGemvs(vidur_a100_mlp_csvs, by_op["matmul"]));
+  std::pair<const char*, cost::ClassFit*> targets[] = {{"matmul", &fits.matmul},
+                                                       {"softmax", &fits.softmax},
+                                                       {"layernorm", &fits.layernorm},
+                                                       {"gelu", &fits.gelu}};
+  for (auto& [label, fit] : targets) {
+    if (by_op[label].empty())
+      return NotFound(llmcompass_dir + ": no LLMCompass " + label + " microbenchmarks");
+    HX_ASSIGN_OR_RETURN(*fit, cost::FitClassCurve(by_op[label], fits.peak));
+  }
+  return fits;
 }
 
 }  // namespace hx::tp

@@ -269,3 +269,29 @@ TEST(Presets, BadNamesGiveClearErrors) {
 
 }  // namespace
 }  // namespace hx::hw
+
+namespace hx::hw {
+namespace {
+
+// dgx-a100:gpus=N / dgx-h100:gpus=N (issue 24: tensor-parallel groups of 1-8 GPUs of one box).
+TEST(Presets, DgxFirstNGpus) {
+  for (const char* box : {"dgx-a100", "dgx-h100"})
+    for (int n : {1, 2, 4, 7}) {
+      std::string name = std::string(box) + ":gpus=" + std::to_string(n);
+      Cluster c = Load(name);
+      ASSERT_EQ(c.num_devices(), static_cast<size_t>(n)) << name;
+      EXPECT_EQ(c.device(Dev(c, "gpu0")).spec.model,
+                box[4] == 'a' ? "A100-SXM4-80GB" : "H100-SXM5-80GB")
+          << name;
+    }
+  for (const char* bad :
+       {"dgx-a100:gpus=0", "dgx-a100:gpus=9", "dgx-h100:gpus=x", "dgx-a100:gpus=2x"}) {
+    auto c = LoadCluster(bad);
+    ASSERT_FALSE(c.ok()) << bad;
+    EXPECT_EQ(c.status().code(), StatusCode::kInvalidArgument) << bad;
+    EXPECT_THAT(c.status().message(), HasSubstr("gpus must be an integer 1..8")) << bad;
+  }
+}
+
+}  // namespace
+}  // namespace hx::hw

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -136,6 +137,35 @@ void AsymGroupNeverSlowerOnRandomClusters() {
   }
 }
 
+// Fig. 9 has AsymGroup win on S8 and S14. With eq. 1's accounting (--paper-volume: every 2D
+// collective moves b*h, in the time too) the paper's grouping is strictly faster than both
+// baselines on both; with the layers' real widths it still is on S14 (docs: S8's 0.5% loss).
+void AsymGroupWinsS8AndS14WithThePapersAccounting() {
+  LlmWorkload wl = Short(200);
+  wl.input_len = 128;
+  wl.output_len = 16;
+  for (int x : {8, 14})
+    for (bool paper_widths : {true, false}) {
+      if (x == 8 && !paper_widths) continue;
+      std::vector<int> gpus(16, 1);
+      for (int i = 0; i < x; ++i) gpus[i] = 2;
+      TpSystem sys = MakeUniformSystem(gpus, A100Sxm80Spec(), "fp16");
+      double t[3];
+      TpMethod methods[3] = {TpMethod::kMegatron, TpMethod::kAutoDdl, TpMethod::kAsymGroup};
+      for (int m = 0; m < 3; ++m) {
+        TpOptions o;
+        o.method = methods[m];
+        o.check_memory = false;
+        o.best_of_layouts = false;  // the paper's grouping alone
+        o.paper_volume_accounting = paper_widths;
+        auto r = PlanTensorParallel(sys, LayoutsGpt3(), wl, o);
+        ASSERT_TRUE(r.ok()) << r.status().ToString();
+        t[m] = r->total_s();
+      }
+      EXPECT_LT(t[2], std::min(t[0], t[1]) * 0.98) << "S" << x << " paper widths " << paper_widths;
+    }
+}
+
 void ReductionIsReportedAndPaperGroupsKeepThePaperLayout() {
   // One node of 8 GPUs: there is no inter-node layout; the 1D ring over NVLink wins.
   TpSystem sys = MakeUniformSystem({8}, A100Sxm80Spec(), "fp16");
@@ -199,7 +229,18 @@ void KernelsUseTheShippedCalibrationWhereTheGpuHasOne() {
   auto b = PlanTensorParallel(sys, shape, Short(), cal);
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_NE(a->decode_compute_s, b->decode_compute_s);
-  EXPECT_EQ(a->decode_comm_s, b->decode_comm_s);  // collectives as nccl
+  // The all-reduces on the calibration's 8-GPU NCCL fit (vidur) plus one launch per call.
+  const cost::DeviceCalibration* calib = sys.nodes[0].gpus[0].calibration;
+  const cost::CollectiveCalibration* ar8 = nullptr;
+  for (const auto& c : calib->collectives)
+    if (c.collective == "all_reduce" && c.gpus == 8) ar8 = &c;
+  ASSERT_NE(ar8, nullptr);
+  double bytes = 8.0 * shape.hidden * 2, line = 1e9;  // batch 8, one fp16 token each
+  for (const auto& l : ar8->lines)
+    line = std::min(line, 2 * 7 * (l.alpha_s + bytes / 8 / l.bus_bytes_per_s));
+  double per_call = line + calib->kernel_launch_s;
+  EXPECT_NEAR(b->decode_comm_s, 8 * shape.layers * 2 * per_call, 1e-9);
+  EXPECT_LT(b->decode_comm_s, a->decode_comm_s);  // NCCL's constants: 8.4 + 14 x 3.4 us a call
   // The decode floor: every GPU reads its weight share once per step.
   double floor = shape.ParameterCount() * 2 / 8 / A100Sxm80Spec().memory_bandwidth_bytes_per_s;
   EXPECT_GT(b->per_token_s, floor);
@@ -228,6 +269,7 @@ TEST(TpBestOfTest, AsymGroupNeverSlowerThanItsBaselines) {
   AsymGroupNeverSlowerThanItsBaselinesOnTableOne();
   AsymGroupNeverSlowerOnRandomClusters();
   ReductionIsReportedAndPaperGroupsKeepThePaperLayout();
+  AsymGroupWinsS8AndS14WithThePapersAccounting();
 }
 
 TEST(TpCompareTest, CompareCalibratedAndUnits) {

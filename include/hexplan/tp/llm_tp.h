@@ -94,15 +94,18 @@ struct TimeParams {
   double memory_efficiency = 0.8;
   double kernel_overhead_s = 0.0;
   // "calibrated": kernels timed by each GPU's shipped calibration (class curves + its launch
-  // cost; the roofline above where a GPU has none), collectives as "nccl".
+  // cost; the roofline above where a GPU has none); collectives inside a node whose GPUs share a
+  // calibration with an all_reduce fit for that many GPUs (vidur's NCCL times, cost layer) on that
+  // fit + one launch per call (Megatron's ring on one node, the 2D methods' NVLink
+  // reduce-scatter); other collectives as "nccl".
   bool calibrated = false;
   Status Validate() const;
 };
 // "paper": the link latencies of the cluster (AsymGroup §VI-A: 50 ns NVLink, 200 ns network) and
 //          nothing else per step. "nccl": NCCL's Ring/Simple constants (base 8.4 us per collective,
 //          +3.4 us per NVLink step, +14 us per network step; data/tp/NVIDIA-nccl).
-//          "calibrated": "nccl" with every kernel on the cost layer's fits
-//          (TimeParams::calibrated).
+//          "calibrated": every kernel and the intra-node collectives on the cost layer's fits
+//          (TimeParams::calibrated), the rest as "nccl".
 StatusOr<TimeParams> TimePreset(const std::string& name);
 
 struct TpOptions {
@@ -110,8 +113,9 @@ struct TpOptions {
   int groups = 0;  // k; 0 = automatic
   GroupingOptions grouping;
   bool check_memory = true;
-  bool paper_volume_accounting =
-      false;  // every collective moves b*h (eq. 1) instead of the layer width
+  // Every 2D collective moves b*h (eq. 1) instead of the layer width, in the volume and in the
+  // time (`--paper-volume`).
+  bool paper_volume_accounting = false;
   // asymgroup with automatic k: also time the symmetric 2D grids (AutoDDL's layout, every divisor
   // k) and the 1D layout (Megatron's), and keep the fastest, so that asymgroup is never slower
   // than either baseline (TpResult::layout says which layout won). false: the paper's grouping

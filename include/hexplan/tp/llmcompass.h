@@ -11,6 +11,7 @@
 
 #include "hexplan/core/status.h"
 #include "hexplan/cost/device_calibration.h"
+#include "hexplan/cost/fit_op_class.h"
 #include "hexplan/tp/collective_fit.h"
 #include "hexplan/tp/llm_tp.h"
 #include "hexplan/tp/tp_system.h"
@@ -66,5 +67,31 @@ using KernelClock = std::function<double(cost::OpClass, double flops, double byt
 StatusOr<LayerComparison> CompareLlmCompassLayerWith(const std::string& llmcompass_dir,
                                                      bool prefill, const KernelClock& kernel,
                                                      const AllReduceModel& allreduce);
+
+// LLMCompass's operator kinds: the layer's Q_K_V (three GEMMs, as its harness times them:
+// software_model/transformer.py runs Q_proj three times), Wo/W1/W2 and the two batched attention
+// products are kMatmul.
+enum class LlmCompassOp : uint8_t { kMatmul, kSoftmax, kLayerNorm, kGelu };
+using OpClock = std::function<double(LlmCompassOp, double flops, double bytes)>;
+StatusOr<LayerComparison> CompareLlmCompassLayerOps(const std::string& llmcompass_dir, bool prefill,
+                                                    const OpClock& kernel,
+                                                    const AllReduceModel& allreduce);
+
+// One curve per LLMCompass operator (cost::FitClassCurve, the cost layer's curve form) fitted on
+// the operator data of the machine the layer was measured on: LLMCompass's A100 microbenchmarks
+// (84 runs), each operator with its own harness constant (a Python timer around a torch call:
+// ~11 us for torch.softmax, ~47 us for the torch.compile'd LayerNorm and GeLU). LLMCompass times
+// one memory-bound GEMM (64 x 12288 x 12288), so the matmul curve's memory-bound regime also
+// takes vidur's A100 GEMVs (the four projections at <= 64 tokens, arithmetic intensity < 64
+// FLOP/byte; kernel times, no harness), each source weighing the same. The layer stays out.
+struct LlmCompassOperatorFits {
+  cost::DevicePeak peak;
+  cost::ClassFit matmul, softmax, layernorm, gelu;
+  const cost::ClassFit& Fit(LlmCompassOp op) const;
+  // The kernel's time on its curve plus LLMCompass's harness constant for the operator.
+  double Seconds(LlmCompassOp op, double flops, double bytes) const;
+};
+StatusOr<LlmCompassOperatorFits> FitLlmCompassOperators(
+    const std::string& llmcompass_dir, const std::vector<std::string>& vidur_a100_mlp_csvs);
 
 }  // namespace hx::tp
