@@ -162,8 +162,9 @@ double CostModel::ModelTime(NodeId op, DeviceId device) const {
   const ClassFit& fit = c->Fit(op_class_[op.index()]);
   double compute =
       CurveTime(cost.flops, fit.compute_half_flops, PeakFlopsFor(op, device), fit.compute_max);
-  double memory = CurveTime(static_cast<double>(cost.bytes_moved()), fit.memory_half_bytes,
-                            dev.spec.memory_bandwidth_bytes_per_s, fit.memory_max);
+  const double bytes = static_cast<double>(cost.bytes_moved()) + LayerNormExtraBytes(*graph_, op);
+  double memory = CurveTime(bytes, fit.memory_half_bytes, dev.spec.memory_bandwidth_bytes_per_s,
+                            fit.memory_max);
   // The class's floor (ClassFit::min_s) bounds the kernel's own time, not the launch added to it;
   // it is the kernel's shortest run on the device, so it scales with the clock as the curve does.
   return std::max(fit.min_s / ClockScale(dev),

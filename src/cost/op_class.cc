@@ -36,12 +36,14 @@ constexpr std::pair<OpClass, const char*> kTypes[] = {
      "upsample resize spacetodepth depthtospace quantizelinear dequantizelinear zeropad2d "
      "threshold hardtanh"},
     {OpClass::kNormalization,
-     "batchnormalization layernormalization simplifiedlayernormalization skiplayernormalization "
-     "rmsnormalization instancenormalization groupnormalization lpnormalization "
-     "meanvariancenormalization lrn softmax logsoftmax reducemean reducesum reducemax reducemin "
+     "batchnormalization layernormalization skiplayernormalization instancenormalization "
+     "groupnormalization lpnormalization "
+     "meanvariancenormalization lrn reducemean reducesum reducemax reducemin "
      "reduceprod reducel1 reducel2 reducelogsum reducelogsumexp reducesumsquare batchnorm1d "
-     "batchnorm2d batchnorm3d layernorm groupnorm instancenorm2d localresponsenorm crossmaplrn2d "
-     "softmax2d"},
+     "batchnorm2d batchnorm3d layernorm groupnorm instancenorm2d localresponsenorm crossmaplrn2d"},
+    {OpClass::kSoftmax, "softmax logsoftmax softmax2d"},
+    {OpClass::kRmsNormalization, "rmsnormalization simplifiedlayernormalization rmsnorm"},
+    {OpClass::kFusedElementwise, "rotaryembedding siluandmul geluandmul swiglu geglu reglu"},
     {OpClass::kRecurrent, "lstm gru rnn lstmcell grucell rnncell"},
 };
 
@@ -89,6 +91,20 @@ OpClass ClassifyOp(const graph::Graph& graph, NodeId op) {
     if (batched) return OpClass::kAttention;
   }
   return c;
+}
+
+double LayerNormExtraBytes(double row_elements, double input_bytes) {
+  return row_elements > kLayerNormRowElements ? 2.0 * input_bytes : 0.0;
+}
+
+double LayerNormExtraBytes(const graph::Graph& graph, NodeId op) {
+  const graph::Node& node = graph.node(op);
+  if (!node.is_op() || node.inputs.empty() || !node.inputs[0].valid()) return 0.0;
+  const std::string type = Lower(node.op_type);
+  if (type != "layernormalization" && type != "layernorm") return 0.0;
+  const graph::Tensor& x = graph.tensor(node.inputs[0]);
+  if (x.shape.empty() || x.shape.back() <= 0) return 0.0;
+  return LayerNormExtraBytes(static_cast<double>(x.shape.back()), static_cast<double>(x.Bytes()));
 }
 
 }  // namespace hx::cost

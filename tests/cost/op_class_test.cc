@@ -19,7 +19,13 @@ TEST(OpClassTest, OnnxZooAndPipeDreamTypes) {
   EXPECT_EQ(ClassifyOpType("BatchNormalization"), OpClass::kNormalization);
   EXPECT_EQ(ClassifyOpType("BatchNorm2d"), OpClass::kNormalization);
   EXPECT_EQ(ClassifyOpType("LayerNormalization"), OpClass::kNormalization);
-  EXPECT_EQ(ClassifyOpType("Softmax"), OpClass::kNormalization);
+  EXPECT_EQ(ClassifyOpType("Softmax"), OpClass::kSoftmax);
+  EXPECT_EQ(ClassifyOpType("LogSoftmax"), OpClass::kSoftmax);
+  EXPECT_EQ(ClassifyOpType("RMSNormalization"), OpClass::kRmsNormalization);
+  EXPECT_EQ(ClassifyOpType("SimplifiedLayerNormalization"), OpClass::kRmsNormalization);
+  EXPECT_EQ(ClassifyOpType("RotaryEmbedding"), OpClass::kFusedElementwise);
+  EXPECT_EQ(ClassifyOpType("SiluAndMul"), OpClass::kFusedElementwise);
+  EXPECT_EQ(ClassifyOpType("Sigmoid"), OpClass::kElementwise);
   EXPECT_EQ(ClassifyOpType("ReduceMean"), OpClass::kNormalization);
   EXPECT_EQ(ClassifyOpType("Relu"), OpClass::kElementwise);
   EXPECT_EQ(ClassifyOpType("ReLU"), OpClass::kElementwise);
@@ -32,6 +38,23 @@ TEST(OpClassTest, OnnxZooAndPipeDreamTypes) {
   EXPECT_EQ(ClassifyOpType("Gather"), OpClass::kOther);
   EXPECT_EQ(ClassifyOpType("NoSuchOp"), OpClass::kOther);
   EXPECT_EQ(ClassifyOpType(""), OpClass::kOther);
+}
+
+TEST(OpClassTest, LayerNormOverLongRowsReadsItsInputThreeTimes) {
+  EXPECT_EQ(LayerNormExtraBytes(8192, 1000.0), 0.0);
+  EXPECT_EQ(LayerNormExtraBytes(16384, 1000.0), 2000.0);
+  graph::Graph g("ln");
+  NodeId short_x = g.AddInput("short", DType::kF16, {4, 8192});
+  NodeId long_x = g.AddInput("long", DType::kF16, {2, 16384});
+  auto op = [&](const char* type, const char* name, NodeId x) {
+    return g.AddOpWithOutputs(
+        type, name, {g.node(x).outputs[0]},
+        {{std::string(name) + "_y", DType::kF16, g.tensor(g.node(x).outputs[0]).shape}});
+  };
+  EXPECT_EQ(LayerNormExtraBytes(g, op("LayerNormalization", "a", short_x)), 0.0);
+  EXPECT_EQ(LayerNormExtraBytes(g, op("LayerNormalization", "b", long_x)), 2.0 * 2 * 16384 * 2);
+  EXPECT_EQ(LayerNormExtraBytes(g, op("Softmax", "c", long_x)), 0.0);  // softmax keeps its rate
+  EXPECT_EQ(LayerNormExtraBytes(g, long_x), 0.0);                      // not an op
 }
 
 TEST(OpClassTest, ActivationTimesActivationBatchedMatMulIsAttention) {

@@ -18,4 +18,16 @@ OpClass ClassifyOpType(std::string_view op_type);
 // the score and context products of attention) is kAttention. Non-op nodes are kOther.
 OpClass ClassifyOp(const graph::Graph& graph, NodeId op);
 
+// The bytes a layer normalization reads beyond its input once, its output once and its scale: a
+// row of more than kLayerNormRowElements is read three times (mean, variance, normalise) instead
+// of once, so 2 x `input_bytes` more; 0 for shorter rows. What LLMCompass's A100 layernorm shows
+// (its rate halves from 8192 to 16384 and 32768 columns while softmax's does not;
+// docs/cost-model.md "Fits"). Used by the calibration reader and by the calibrated op time.
+inline constexpr double kLayerNormRowElements = 8192;
+double LayerNormExtraBytes(double row_elements, double input_bytes);
+
+// The same for an op node: its class is kNormalization, its type LayerNormalization (or
+// PipeDream's LayerNorm) and its first input's last dimension is the row. 0 for any other op.
+double LayerNormExtraBytes(const graph::Graph& graph, NodeId op);
+
 }  // namespace hx::cost
