@@ -19,9 +19,17 @@
 namespace hx::cost {
 namespace {
 
-constexpr std::array<std::string_view, kNumOpClasses> kClassNames = {
-    "gemm",      "convolution", "attention",         "elementwise", "normalization",
-    "recurrent", "other",       "fused_elementwise", "softmax",     "rms_normalization"};
+constexpr std::array<std::string_view, kNumOpClasses> kClassNames = {"gemm",
+                                                                     "convolution",
+                                                                     "attention",
+                                                                     "elementwise",
+                                                                     "normalization",
+                                                                     "recurrent",
+                                                                     "other",
+                                                                     "fused_elementwise",
+                                                                     "softmax",
+                                                                     "rms_normalization",
+                                                                     "winograd_convolution"};
 
 const std::set<std::string>& KnownCollectives() {
   static const std::set<std::string> names = {"all_reduce", "all_gather", "reduce_scatter",
@@ -433,6 +441,8 @@ OpClass ParentOpClass(OpClass c) {
     case OpClass::kSoftmax:
     case OpClass::kRmsNormalization:
       return OpClass::kNormalization;
+    case OpClass::kWinogradConvolution:
+      return OpClass::kConvolution;
     default:
       return c;
   }

@@ -31,6 +31,7 @@ const std::map<std::pair<std::string, OpClass>, double>& Bounds() {
       {{"H100-SXM5-80GB", OpClass::kRmsNormalization}, 0.10},
       {{"V100-SXM2-32GB", OpClass::kGemm}, 0.20},
       {{"V100-SXM2-32GB", OpClass::kConvolution}, 0.20},
+      {{"V100-SXM2-32GB", OpClass::kWinogradConvolution}, 0.20},
       {{"V100-SXM2-32GB", OpClass::kElementwise}, 0.20},
       {{"V100-SXM2-32GB", OpClass::kNormalization}, 0.20},
       {{"V100-SXM2-32GB", OpClass::kRecurrent}, 0.20},
@@ -77,11 +78,11 @@ INSTANTIATE_TEST_SUITE_P(Models, ShippedCalibrationTest,
 // The models listed with a larger bound do not reach it (docs/cost-model.md "Fits").
 TEST(ShippedCalibrationTest, PipeDreamMedianPerModel) {
   // Fitted on half of the shapes (the other half held out), these models are over 15%.
-  const std::map<std::string, double> known_gaps = {
-      {"PipeDream alexnet", 0.21},   {"PipeDream gnmt_large", 0.18},
-      {"PipeDream resnet18", 0.21},  {"PipeDream resnet50", 0.18},
-      {"PipeDream resnext50", 0.19}, {"PipeDream squeezenet1_0", 0.24},
-      {"PipeDream vgg16", 0.25}};
+  const std::map<std::string, double> known_gaps = {{"PipeDream alexnet", 0.19},
+                                                    {"PipeDream gnmt_large", 0.18},
+                                                    {"PipeDream resnet18", 0.20},
+                                                    {"PipeDream resnext50", 0.17},
+                                                    {"PipeDream squeezenet1_0", 0.22}};
   const DeviceCalibration& v100 = BuiltinCalibrations().at("V100-SXM2-32GB");
   auto peak = CalibrationPeak("V100-SXM2-32GB");
   auto samples = ReadCalibrationSamples(testing::SharedDataDir(), "V100-SXM2-32GB");

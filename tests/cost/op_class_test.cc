@@ -40,6 +40,27 @@ TEST(OpClassTest, OnnxZooAndPipeDreamTypes) {
   EXPECT_EQ(ClassifyOpType(""), OpClass::kOther);
 }
 
+TEST(OpClassTest, ThreeByThreeStrideOneConvIsWinograd) {
+  EXPECT_TRUE(IsWinogradConvolution(3, 3, 1, 1, 1, 1));
+  EXPECT_FALSE(IsWinogradConvolution(3, 3, 2, 2, 1, 1));  // strided
+  EXPECT_FALSE(IsWinogradConvolution(1, 1, 1, 1, 1, 1));
+  EXPECT_FALSE(IsWinogradConvolution(3, 3, 1, 1, 2, 1));   // dilated
+  EXPECT_FALSE(IsWinogradConvolution(3, 3, 1, 1, 1, 32));  // grouped
+  graph::Graph g("conv");
+  NodeId x = g.AddInput("x", DType::kF32, {1, 64, 56, 56});
+  NodeId w3 = g.AddWeight("w3", DType::kF32, {64, 64, 3, 3});
+  NodeId w1 = g.AddWeight("w1", DType::kF32, {64, 64, 1, 1});
+  auto conv = [&](const char* name, NodeId w, int64_t stride) {
+    graph::Attributes a;
+    a.Set("strides", std::vector<int64_t>{stride, stride});
+    return g.AddOpWithOutputs("Conv", name, {g.node(x).outputs[0], g.node(w).outputs[0]},
+                              {{std::string(name) + "_y", DType::kF32, {1, 64, 56, 56}}}, a);
+  };
+  EXPECT_EQ(ClassifyOp(g, conv("c3", w3, 1)), OpClass::kWinogradConvolution);  // from the weight
+  EXPECT_EQ(ClassifyOp(g, conv("c3s2", w3, 2)), OpClass::kConvolution);
+  EXPECT_EQ(ClassifyOp(g, conv("c1", w1, 1)), OpClass::kConvolution);
+}
+
 TEST(OpClassTest, LayerNormOverLongRowsReadsItsInputThreeTimes) {
   EXPECT_EQ(LayerNormExtraBytes(8192, 1000.0), 0.0);
   EXPECT_EQ(LayerNormExtraBytes(16384, 1000.0), 2000.0);

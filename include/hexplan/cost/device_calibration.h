@@ -31,16 +31,19 @@ enum class OpClass : uint8_t {
   kOther,          // everything else (pooling, gathers, ...)
   // Kinds inside elementwise and normalization whose kernels the measured data shows running at a
   // different efficiency (docs/cost-model.md "Fits"); a file without one uses its parent class.
-  kFusedElementwise,  // fused kernels pairing the two halves of a tensor: SiLU-and-mul (SwiGLU,
-                      // GeGLU), rotary embedding; parent kElementwise
-  kSoftmax,           // Softmax, LogSoftmax; parent kNormalization
-  kRmsNormalization,  // RMSNorm (SimplifiedLayerNormalization); parent kNormalization
+  kFusedElementwise,     // fused kernels pairing the two halves of a tensor: SiLU-and-mul (SwiGLU,
+                         // GeGLU), rotary embedding; parent kElementwise
+  kSoftmax,              // Softmax, LogSoftmax; parent kNormalization
+  kRmsNormalization,     // RMSNorm (SimplifiedLayerNormalization); parent kNormalization
+  kWinogradConvolution,  // 3x3, stride 1, dilation 1, one group: cuDNN's Winograd kernels; its
+                         // FLOPs count Winograd's multiplies (op_class.h); parent kConvolution
 };
-inline constexpr int kNumOpClasses = 10;
+inline constexpr int kNumOpClasses = 11;
 std::string_view OpClassName(OpClass c);  // "gemm", "convolution", ...
 std::optional<OpClass> ParseOpClass(std::string_view name);
 // The class whose curve a file without `c` uses: kElementwise for kFusedElementwise,
-// kNormalization for kSoftmax and kRmsNormalization, `c` itself for the others.
+// kNormalization for kSoftmax and kRmsNormalization, kConvolution for kWinogradConvolution, `c`
+// itself for the others.
 OpClass ParentOpClass(OpClass c);
 
 // The efficiency curve of one operator class on one device model, and where it came from.

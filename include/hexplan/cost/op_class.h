@@ -14,8 +14,18 @@ namespace hx::cost {
 // By type alone: MatMul is kGemm here (ClassifyOp tells attention products apart).
 OpClass ClassifyOpType(std::string_view op_type);
 
+// A convolution cuDNN runs with Winograd's F(2x2, 3x3) algorithm: a 3x3 kernel, stride 1,
+// dilation 1, one group. Its FLOPs are the direct count / kWinogradFlopDivisor (16 multiplies per
+// 2x2 output tile and input channel instead of 36; Lavin and Gray, CVPR 2016): PipeDream's 3x3
+// convolutions run at up to 1.7x the V100's fp32 peak by the direct count.
+inline constexpr double kWinogradFlopDivisor = 2.25;
+bool IsWinogradConvolution(double kernel_h, double kernel_w, double stride_h, double stride_w,
+                           double dilation, double groups);
+
 // An op node's class. A MatMul/Einsum of rank >= 3 with no weight input (both operands computed:
-// the score and context products of attention) is kAttention. Non-op nodes are kOther.
+// the score and context products of attention) is kAttention. A Conv with a 3x3 kernel (its
+// kernel_shape, else its weight's last two dimensions), strides and dilations 1 and one group is
+// kWinogradConvolution. Non-op nodes are kOther.
 OpClass ClassifyOp(const graph::Graph& graph, NodeId op);
 
 // The bytes a layer normalization reads beyond its input once, its output once and its scale: a
