@@ -5,6 +5,7 @@
 
 #include "cost/csv_table.h"
 #include "hexplan/core/file_util.h"
+#include "hexplan/cost/op_class.h"
 
 namespace hx::cost {
 namespace {
@@ -67,10 +68,11 @@ Status AppendVidurRow(const VidurRow& r, const std::string& path, const std::str
     HX_ASSIGN_OR_RETURN(double ms, r.Get("time_stats." + op + ".median", path));
     return ms * 1e-3;
   };
-  auto add = [&](const std::string& op, OpClass c, double flops, double bytes) -> Status {
+  // Each kernel's class comes from the op type it is (ClassifyOpType), not from vidur's name.
+  auto add = [&](const std::string& op, std::string_view type, double bytes) -> Status {
     HX_ASSIGN_OR_RETURN(double t, time(op));
     if (!(t > 0)) return ParseError(path + ":" + std::to_string(r.row->line) + ": " + op + " <= 0");
-    out.push_back({c, op, group, "", flops, bytes, t});
+    out.push_back({ClassifyOpType(type), op, group, "", 0.0, bytes, t});
     return Status::Ok();
   };
   auto gemm = [&](const std::string& op, double k, double n) -> Status {
@@ -83,11 +85,13 @@ Status AppendVidurRow(const VidurRow& r, const std::string& path, const std::str
   HX_RETURN_IF_ERROR(gemm("mlp_up_proj", d, gated * e));
   HX_RETURN_IF_ERROR(gemm("mlp_down_proj", e, d));
   const double norm_bytes = kFp16 * 2 * m * d;
-  HX_RETURN_IF_ERROR(add("input_layernorm", OpClass::kNormalization, 0, norm_bytes));
-  HX_RETURN_IF_ERROR(add("post_attention_layernorm", OpClass::kNormalization, 0, norm_bytes));
-  HX_RETURN_IF_ERROR(add("mlp_act", OpClass::kElementwise, 0, kFp16 * (gated + 1) * m * e));
-  HX_RETURN_IF_ERROR(add("add", OpClass::kElementwise, 0, kFp16 * 3 * m * d));
-  return add("attn_rope", OpClass::kElementwise, 0, kFp16 * 2 * m * (heads + kv) * hd);
+  HX_RETURN_IF_ERROR(add("input_layernorm", "RMSNormalization", norm_bytes));
+  HX_RETURN_IF_ERROR(add("post_attention_layernorm", "RMSNormalization", norm_bytes));
+  // Gated: sarathi's SiLU-and-mul reads both halves of the up projection and writes one.
+  HX_RETURN_IF_ERROR(
+      add("mlp_act", gated > 1 ? "SiluAndMul" : "Silu", kFp16 * (gated + 1) * m * e));
+  HX_RETURN_IF_ERROR(add("add", "Add", kFp16 * 3 * m * d));
+  return add("attn_rope", "RotaryEmbedding", kFp16 * 2 * m * (heads + kv) * hd);
 }
 
 }  // namespace
@@ -123,18 +127,22 @@ StatusOr<std::vector<OpSample>> ReadLlmCompassOps(const std::string& dir) {
   struct Memory {
     const char* op;
     const char* file;
-    OpClass op_class;
+    const char* type;  // the ONNX op type: its class (ClassifyOpType)
     bool two_dims;
-  } ops[] = {{"softmax", "cf/real_hardware/softmax_A100.csv", OpClass::kNormalization, true},
-             {"layernorm", "de/real_hardware/layernorm_A100.csv", OpClass::kNormalization, true},
-             {"gelu", "g/real_hardware/gelu_A100.csv", OpClass::kElementwise, false}};
+  } ops[] = {{"softmax", "cf/real_hardware/softmax_A100.csv", "Softmax", true},
+             {"layernorm", "de/real_hardware/layernorm_A100.csv", "LayerNormalization", true},
+             {"gelu", "g/real_hardware/gelu_A100.csv", "Gelu", false}};
   for (const auto& op : ops) {
     HX_ASSIGN_OR_RETURN(auto rows, ReadLlmCompassRows(base + op.file, op.two_dims ? 3 : 2));
+    const OpClass op_class = ClassifyOpType(op.type);
     for (const auto& r : rows) {
       double elements = op.two_dims ? r[0] * r[1] : r[0];
       double throughput = op.two_dims ? r[2] : r[1];  // 1e9 elements/s
-      out.push_back({op.op_class, op.op, group, group, 0.0, 2 * kFp16 * elements,
-                     elements / (throughput * 1e9)});
+      double bytes = 2 * kFp16 * elements;
+      if (op_class == OpClass::kNormalization)  // rows of N = r[1] elements
+        bytes += LayerNormExtraBytes(r[1], kFp16 * elements);
+      // A Python timer around each call (its constant is fitted per class: one per operator).
+      out.push_back({op_class, op.op, group, group, 0.0, bytes, elements / (throughput * 1e9)});
     }
   }
   return out;

@@ -235,8 +235,35 @@ StatusOr<CalibrationFits> RunCalibrationFits(const std::string& data_dir) {
   return out;
 }
 
+namespace {
+
+// A parent class (normalization) the data has no sample of, where one of its kinds (RMSNorm) was
+// fitted: the parent takes that curve as an assumption (samples 0), replacing a stale fit.
+void FillUnfittedParents(const DeviceFits& fits, DeviceCalibration& calibration) {
+  std::set<OpClass> fitted;
+  for (const ClassFitResult& c : fits.classes) fitted.insert(c.op_class);
+  for (const ClassFitResult& c : fits.classes) {
+    const OpClass parent = ParentOpClass(c.op_class);
+    if (parent == c.op_class || fitted.count(parent)) continue;
+    auto it = calibration.classes.find(parent);
+    if (it != calibration.classes.end() && it->second.samples == 0 &&
+        it->second.source.find("curve (no ") == std::string::npos)
+      continue;  // the file's own assumption stays
+    ClassFit assumed = c.fit;
+    assumed.samples = 0;
+    assumed.fit_error = assumed.held_out_error = 0.0;
+    assumed.source = "assumed: the " + std::string(OpClassName(c.op_class)) + " curve (no " +
+                     std::string(OpClassName(parent)) + " data for this model)";
+    calibration.classes[parent] = assumed;
+    fitted.insert(parent);
+  }
+}
+
+}  // namespace
+
 void ApplyFits(const DeviceFits& fits, DeviceCalibration& calibration) {
   for (const ClassFitResult& c : fits.classes) calibration.classes[c.op_class] = c.fit;
+  FillUnfittedParents(fits, calibration);
   for (const CollectiveFitResult& c : fits.collectives) {
     if (!c.written) continue;
     auto& list = calibration.collectives;

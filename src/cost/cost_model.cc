@@ -153,6 +153,15 @@ double CostModel::LaunchCost(DeviceId device) const {
   return c != nullptr ? c->kernel_launch_s : cluster_->device(device).spec.launch_overhead_s;
 }
 
+double CostModel::CalibratedFlops(const DeviceCalibration& c, NodeId op) const {
+  const double flops = op_costs_[op.index()].flops;
+  // Winograd's count, where the file has a curve fitted to it (else the parent's direct count).
+  if (op_class_[op.index()] == OpClass::kWinogradConvolution &&
+      c.classes.count(OpClass::kWinogradConvolution))
+    return flops / kWinogradFlopDivisor;
+  return flops;
+}
+
 double CostModel::ModelTime(NodeId op, DeviceId device) const {
   const DeviceCalibration* c = calibration_[device.index()];
   if (c == nullptr) return RooflineTime(op, device);
@@ -160,10 +169,11 @@ double CostModel::ModelTime(NodeId op, DeviceId device) const {
   const hw::Device& dev = cluster_->device(device);
   const graph::OpCost& cost = op_costs_[op.index()];
   const ClassFit& fit = c->Fit(op_class_[op.index()]);
-  double compute =
-      CurveTime(cost.flops, fit.compute_half_flops, PeakFlopsFor(op, device), fit.compute_max);
-  double memory = CurveTime(static_cast<double>(cost.bytes_moved()), fit.memory_half_bytes,
-                            dev.spec.memory_bandwidth_bytes_per_s, fit.memory_max);
+  double compute = CurveTime(CalibratedFlops(*c, op), fit.compute_half_flops,
+                             PeakFlopsFor(op, device), fit.compute_max);
+  const double bytes = static_cast<double>(cost.bytes_moved()) + LayerNormExtraBytes(*graph_, op);
+  double memory = CurveTime(bytes, fit.memory_half_bytes, dev.spec.memory_bandwidth_bytes_per_s,
+                            fit.memory_max);
   // The class's floor (ClassFit::min_s) bounds the kernel's own time, not the launch added to it;
   // it is the kernel's shortest run on the device, so it scales with the clock as the curve does.
   return std::max(fit.min_s / ClockScale(dev),
@@ -313,8 +323,8 @@ double CostModel::DhaModelTime(NodeId op, DeviceId device) const {
   double floor = 0.0;
   if (const DeviceCalibration* c = calibration_[device.index()]) {
     const ClassFit& fit = c->Fit(op_class_[op.index()]);
-    compute =
-        CurveTime(cost.flops, fit.compute_half_flops, PeakFlopsFor(op, device), fit.compute_max);
+    compute = CurveTime(CalibratedFlops(*c, op), fit.compute_half_flops, PeakFlopsFor(op, device),
+                        fit.compute_max);
     activations =
         CurveTime(static_cast<double>(act_bytes), fit.memory_half_bytes, bw, fit.memory_max);
     fixed = fit.fixed_s;

@@ -19,8 +19,17 @@
 namespace hx::cost {
 namespace {
 
-constexpr std::array<std::string_view, kNumOpClasses> kClassNames = {
-    "gemm", "convolution", "attention", "elementwise", "normalization", "recurrent", "other"};
+constexpr std::array<std::string_view, kNumOpClasses> kClassNames = {"gemm",
+                                                                     "convolution",
+                                                                     "attention",
+                                                                     "elementwise",
+                                                                     "normalization",
+                                                                     "recurrent",
+                                                                     "other",
+                                                                     "fused_elementwise",
+                                                                     "softmax",
+                                                                     "rms_normalization",
+                                                                     "winograd_convolution"};
 
 const std::set<std::string>& KnownCollectives() {
   static const std::set<std::string> names = {"all_reduce", "all_gather", "reduce_scatter",
@@ -425,9 +434,25 @@ const CopyFit& CopyCalibration::For(CopyDirection direction, HostMemory memory) 
   return memory == HostMemory::kPageable ? h2d_pageable : h2d_pinned;
 }
 
+OpClass ParentOpClass(OpClass c) {
+  switch (c) {
+    case OpClass::kFusedElementwise:
+      return OpClass::kElementwise;
+    case OpClass::kSoftmax:
+    case OpClass::kRmsNormalization:
+      return OpClass::kNormalization;
+    case OpClass::kWinogradConvolution:
+      return OpClass::kConvolution;
+    default:
+      return c;
+  }
+}
+
 const ClassFit& DeviceCalibration::Fit(OpClass c) const {
   static const ClassFit kDefault;
   auto it = classes.find(c);
+  if (it != classes.end()) return it->second;
+  it = classes.find(ParentOpClass(c));
   if (it != classes.end()) return it->second;
   it = classes.find(OpClass::kOther);
   return it != classes.end() ? it->second : kDefault;

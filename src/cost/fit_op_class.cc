@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <tuple>
 
 namespace hx::cost {
 namespace {
@@ -218,13 +219,22 @@ StatusOr<ClassFit> FitClassCurve(const std::vector<OpSample>& samples, const Dev
 
 void SplitByRooflineTime(const std::vector<OpSample>& samples, const DevicePeak& peak,
                          std::vector<OpSample>& fitted, std::vector<OpSample>& held_out) {
-  std::vector<OpSample> sorted = samples;
-  std::stable_sort(sorted.begin(), sorted.end(), [&](const OpSample& x, const OpSample& y) {
-    return RooflineSeconds(x, peak) < RooflineSeconds(y, peak);
-  });
+  // A shape is what the curve sees of a kernel: its class, FLOPs and bytes. Samples of one shape
+  // (the same layer in two models, a layer's two RMSNorms, two TP degrees of an unsharded add) all
+  // go to the same half, so the held-out half is shapes the fit never saw.
+  using ShapeKey = std::tuple<double, OpClass, double, double>;
+  auto key = [&](const OpSample& s) {
+    return ShapeKey{RooflineSeconds(s, peak), s.op_class, s.flops, s.bytes};
+  };
+  std::map<ShapeKey, std::vector<const OpSample*>> by_shape;  // ordered by roofline time
+  for (const OpSample& s : samples) by_shape[key(s)].push_back(&s);
   fitted.clear();
   held_out.clear();
-  for (size_t i = 0; i < sorted.size(); ++i) (i % 2 ? held_out : fitted).push_back(sorted[i]);
+  size_t i = 0;
+  for (const auto& [shape, of_shape] : by_shape) {
+    for (const OpSample* s : of_shape) (i % 2 ? held_out : fitted).push_back(*s);
+    ++i;
+  }
 }
 
 StatusOr<ClassFit> FitClassWithHeldOut(const std::vector<OpSample>& samples, const DevicePeak& peak,

@@ -36,12 +36,14 @@ constexpr std::pair<OpClass, const char*> kTypes[] = {
      "upsample resize spacetodepth depthtospace quantizelinear dequantizelinear zeropad2d "
      "threshold hardtanh"},
     {OpClass::kNormalization,
-     "batchnormalization layernormalization simplifiedlayernormalization skiplayernormalization "
-     "rmsnormalization instancenormalization groupnormalization lpnormalization "
-     "meanvariancenormalization lrn softmax logsoftmax reducemean reducesum reducemax reducemin "
+     "batchnormalization layernormalization skiplayernormalization instancenormalization "
+     "groupnormalization lpnormalization "
+     "meanvariancenormalization lrn reducemean reducesum reducemax reducemin "
      "reduceprod reducel1 reducel2 reducelogsum reducelogsumexp reducesumsquare batchnorm1d "
-     "batchnorm2d batchnorm3d layernorm groupnorm instancenorm2d localresponsenorm crossmaplrn2d "
-     "softmax2d"},
+     "batchnorm2d batchnorm3d layernorm groupnorm instancenorm2d localresponsenorm crossmaplrn2d"},
+    {OpClass::kSoftmax, "softmax logsoftmax softmax2d"},
+    {OpClass::kRmsNormalization, "rmsnormalization simplifiedlayernormalization rmsnorm"},
+    {OpClass::kFusedElementwise, "rotaryembedding siluandmul geluandmul swiglu geglu reglu"},
     {OpClass::kRecurrent, "lstm gru rnn lstmcell grucell rnncell"},
 };
 
@@ -68,7 +70,30 @@ bool HasWeightInput(const graph::Graph& graph, const graph::Node& node) {
   return false;
 }
 
+// Whether a Conv node has Winograd's shape (IsWinogradConvolution).
+bool WinogradConvNode(const graph::Graph& graph, const graph::Node& node) {
+  std::vector<int64_t> kernel = node.attrs.GetInts("kernel_shape");
+  if (kernel.empty() && node.inputs.size() >= 2 && node.inputs[1].valid()) {
+    const graph::Shape& w = graph.tensor(node.inputs[1]).shape;
+    if (w.size() == 4) kernel = {w[2], w[3]};
+  }
+  std::vector<int64_t> strides = node.attrs.GetInts("strides", {1, 1});
+  if (kernel.size() != 2 || strides.size() != 2) return false;
+  int64_t dilation = 1;
+  for (int64_t d : node.attrs.GetInts("dilations", {1, 1})) dilation = std::max(dilation, d);
+  return IsWinogradConvolution(static_cast<double>(kernel[0]), static_cast<double>(kernel[1]),
+                               static_cast<double>(strides[0]), static_cast<double>(strides[1]),
+                               static_cast<double>(dilation),
+                               static_cast<double>(node.attrs.GetInt("group", 1)));
+}
+
 }  // namespace
+
+bool IsWinogradConvolution(double kernel_h, double kernel_w, double stride_h, double stride_w,
+                           double dilation, double groups) {
+  return kernel_h == 3 && kernel_w == 3 && stride_h == 1 && stride_w == 1 && dilation == 1 &&
+         groups == 1;
+}
 
 OpClass ClassifyOpType(std::string_view op_type) {
   auto it = Table().find(Lower(op_type));
@@ -88,7 +113,24 @@ OpClass ClassifyOp(const graph::Graph& graph, NodeId op) {
     }
     if (batched) return OpClass::kAttention;
   }
+  if (c == OpClass::kConvolution && (type == "conv" || type == "fusedconv" || type == "conv2d") &&
+      WinogradConvNode(graph, node))
+    return OpClass::kWinogradConvolution;
   return c;
+}
+
+double LayerNormExtraBytes(double row_elements, double input_bytes) {
+  return row_elements > kLayerNormRowElements ? 2.0 * input_bytes : 0.0;
+}
+
+double LayerNormExtraBytes(const graph::Graph& graph, NodeId op) {
+  const graph::Node& node = graph.node(op);
+  if (!node.is_op() || node.inputs.empty() || !node.inputs[0].valid()) return 0.0;
+  const std::string type = Lower(node.op_type);
+  if (type != "layernormalization" && type != "layernorm") return 0.0;
+  const graph::Tensor& x = graph.tensor(node.inputs[0]);
+  if (x.shape.empty() || x.shape.back() <= 0) return 0.0;
+  return LayerNormExtraBytes(static_cast<double>(x.shape.back()), static_cast<double>(x.Bytes()));
 }
 
 }  // namespace hx::cost

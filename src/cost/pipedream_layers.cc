@@ -4,6 +4,7 @@
 
 #include "hexplan/core/file_util.h"
 #include "hexplan/cost/calibration_data.h"
+#include "hexplan/cost/op_class.h"
 
 namespace hx::cost {
 namespace {
@@ -56,8 +57,14 @@ bool LayerSample(const Layer& l, OpSample& s) {
     double groups = IntAfter(l.repr, "groups=", 1.0);
     double kh = IntAfter(l.repr, "kernel_size=(", 1.0);
     double kw = IntAfter(l.repr.substr(l.repr.find("kernel_size=(")), ", ", kh);
+    const double stride = IntAfter(l.repr, "stride=(", 1.0);
+    const double dilation = IntAfter(l.repr, "dilation=(", 1.0);
     s.op_class = OpClass::kConvolution;
     s.flops = 2.0 * out * (cin / groups) * kh * kw;
+    if (IsWinogradConvolution(kh, kw, stride, stride, dilation, groups)) {
+      s.op_class = OpClass::kWinogradConvolution;
+      s.flops /= kWinogradFlopDivisor;
+    }
     (void)cout;
   } else if (type == "Linear" ||
              (type == "Classifier" && l.repr.find("Linear(") != std::string::npos)) {

@@ -15,19 +15,23 @@ namespace hx::cost {
 namespace {
 
 // Geomean bounds per fitted class. 0.10 is issue 21's number for the LLMCompass and vidur
-// operator classes; the classes that do not reach it carry the error they reach today
-// (docs/cost-model.md "Fits" explains each), so that a worse fit fails. PipeDream's classes
-// are bounded by the per-model median below; their class bound only catches a broken fit.
+// operator classes, which all reach it (the held-out half: shapes the fit did not see). PipeDream's
+// classes are bounded by the per-model median below; their class bound only catches a broken fit.
 const std::map<std::pair<std::string, OpClass>, double>& Bounds() {
   static const std::map<std::pair<std::string, OpClass>, double> bounds = {
       {{"A100-SXM4-80GB", OpClass::kGemm}, 0.10},
-      {{"A100-SXM4-80GB", OpClass::kElementwise}, 0.27},    // issue: 0.10, not met
-      {{"A100-SXM4-80GB", OpClass::kNormalization}, 0.12},  // issue: 0.10, not met
+      {{"A100-SXM4-80GB", OpClass::kElementwise}, 0.10},
+      {{"A100-SXM4-80GB", OpClass::kFusedElementwise}, 0.10},
+      {{"A100-SXM4-80GB", OpClass::kNormalization}, 0.10},
+      {{"A100-SXM4-80GB", OpClass::kSoftmax}, 0.10},
+      {{"A100-SXM4-80GB", OpClass::kRmsNormalization}, 0.10},
       {{"H100-SXM5-80GB", OpClass::kGemm}, 0.10},
-      {{"H100-SXM5-80GB", OpClass::kElementwise}, 0.26},  // issue: 0.10, not met
-      {{"H100-SXM5-80GB", OpClass::kNormalization}, 0.10},
+      {{"H100-SXM5-80GB", OpClass::kElementwise}, 0.10},
+      {{"H100-SXM5-80GB", OpClass::kFusedElementwise}, 0.10},
+      {{"H100-SXM5-80GB", OpClass::kRmsNormalization}, 0.10},
       {{"V100-SXM2-32GB", OpClass::kGemm}, 0.20},
       {{"V100-SXM2-32GB", OpClass::kConvolution}, 0.20},
+      {{"V100-SXM2-32GB", OpClass::kWinogradConvolution}, 0.20},
       {{"V100-SXM2-32GB", OpClass::kElementwise}, 0.20},
       {{"V100-SXM2-32GB", OpClass::kNormalization}, 0.20},
       {{"V100-SXM2-32GB", OpClass::kRecurrent}, 0.20},
@@ -73,11 +77,12 @@ INSTANTIATE_TEST_SUITE_P(Models, ShippedCalibrationTest,
 // Issue 21: PipeDream's per-layer times within 15% median per model under the assumed V100.
 // The models listed with a larger bound do not reach it (docs/cost-model.md "Fits").
 TEST(ShippedCalibrationTest, PipeDreamMedianPerModel) {
-  const std::map<std::string, double> known_gaps = {{"PipeDream alexnet", 0.23},
-                                                    {"PipeDream gnmt", 0.35},
+  // Fitted on half of the shapes (the other half held out), these models are over 15%.
+  const std::map<std::string, double> known_gaps = {{"PipeDream alexnet", 0.19},
+                                                    {"PipeDream gnmt_large", 0.18},
                                                     {"PipeDream resnet18", 0.20},
-                                                    {"PipeDream squeezenet1_0", 0.22},
-                                                    {"PipeDream vgg16", 0.24}};
+                                                    {"PipeDream resnext50", 0.17},
+                                                    {"PipeDream squeezenet1_0", 0.22}};
   const DeviceCalibration& v100 = BuiltinCalibrations().at("V100-SXM2-32GB");
   auto peak = CalibrationPeak("V100-SXM2-32GB");
   auto samples = ReadCalibrationSamples(testing::SharedDataDir(), "V100-SXM2-32GB");

@@ -97,6 +97,21 @@ TEST(DeviceCalibrationTest, FitFallsBackToOtherThenDefault) {
   EXPECT_EQ(c.Fit(OpClass::kGemm).compute_max, 0.5);
 }
 
+TEST(DeviceCalibrationTest, SubclassFallsBackToItsParentClass) {
+  DeviceCalibration c;
+  c.model = "x";
+  c.classes[OpClass::kOther].memory_max = 0.25;
+  EXPECT_EQ(c.Fit(OpClass::kSoftmax).memory_max, 0.25);
+  c.classes[OpClass::kNormalization].memory_max = 0.5;
+  c.classes[OpClass::kElementwise].memory_max = 0.75;
+  EXPECT_EQ(c.Fit(OpClass::kSoftmax).memory_max, 0.5);
+  EXPECT_EQ(c.Fit(OpClass::kRmsNormalization).memory_max, 0.5);
+  EXPECT_EQ(c.Fit(OpClass::kFusedElementwise).memory_max, 0.75);
+  c.classes[OpClass::kSoftmax].memory_max = 0.125;
+  EXPECT_EQ(c.Fit(OpClass::kSoftmax).memory_max, 0.125);
+  EXPECT_EQ(ParentOpClass(OpClass::kGemm), OpClass::kGemm);
+}
+
 TEST(DeviceCalibrationTest, CopyForPicksDirectionAndMemory) {
   CopyCalibration c;
   c.h2d_pinned.fraction = 0.1;

@@ -81,6 +81,26 @@ TEST(FitOpClassTest, HeldOutHalfAlternatesByRooflineTime) {
   EXPECT_NEAR(EvaluateClassFit(*fit, kClassPeak, held_out).geomean, fit->held_out_error, 1e-12);
 }
 
+TEST(FitOpClassTest, HeldOutHalfHoldsOutShapesNotRepeats) {
+  // Every shape measured three times (three models with the same layer): each shape's samples
+  // all land in one half, and the halves share no shape.
+  std::vector<OpSample> samples;
+  for (const OpSample& s : SamplesOf(Truth()))
+    for (const char* group : {"model a", "model b", "model c"}) {
+      samples.push_back(s);
+      samples.back().group = group;
+    }
+  std::vector<OpSample> fitted, held_out;
+  SplitByRooflineTime(samples, kClassPeak, fitted, held_out);
+  EXPECT_EQ(fitted.size() + held_out.size(), samples.size());
+  EXPECT_FALSE(held_out.empty());
+  for (const OpSample& h : held_out)
+    for (const OpSample& f : fitted)
+      EXPECT_FALSE(h.flops == f.flops && h.bytes == f.bytes) << h.flops << " in both halves";
+  EXPECT_EQ(fitted.size() % 3, 0u);
+  EXPECT_EQ(held_out.size() % 3, 0u);
+}
+
 TEST(FitOpClassTest, ErrorSummary) {
   FitErrors e = SummariseErrors({0.1, 0.2, 0.4, 0.0});
   EXPECT_EQ(e.samples, 4);

@@ -19,7 +19,13 @@ TEST(OpClassTest, OnnxZooAndPipeDreamTypes) {
   EXPECT_EQ(ClassifyOpType("BatchNormalization"), OpClass::kNormalization);
   EXPECT_EQ(ClassifyOpType("BatchNorm2d"), OpClass::kNormalization);
   EXPECT_EQ(ClassifyOpType("LayerNormalization"), OpClass::kNormalization);
-  EXPECT_EQ(ClassifyOpType("Softmax"), OpClass::kNormalization);
+  EXPECT_EQ(ClassifyOpType("Softmax"), OpClass::kSoftmax);
+  EXPECT_EQ(ClassifyOpType("LogSoftmax"), OpClass::kSoftmax);
+  EXPECT_EQ(ClassifyOpType("RMSNormalization"), OpClass::kRmsNormalization);
+  EXPECT_EQ(ClassifyOpType("SimplifiedLayerNormalization"), OpClass::kRmsNormalization);
+  EXPECT_EQ(ClassifyOpType("RotaryEmbedding"), OpClass::kFusedElementwise);
+  EXPECT_EQ(ClassifyOpType("SiluAndMul"), OpClass::kFusedElementwise);
+  EXPECT_EQ(ClassifyOpType("Sigmoid"), OpClass::kElementwise);
   EXPECT_EQ(ClassifyOpType("ReduceMean"), OpClass::kNormalization);
   EXPECT_EQ(ClassifyOpType("Relu"), OpClass::kElementwise);
   EXPECT_EQ(ClassifyOpType("ReLU"), OpClass::kElementwise);
@@ -32,6 +38,44 @@ TEST(OpClassTest, OnnxZooAndPipeDreamTypes) {
   EXPECT_EQ(ClassifyOpType("Gather"), OpClass::kOther);
   EXPECT_EQ(ClassifyOpType("NoSuchOp"), OpClass::kOther);
   EXPECT_EQ(ClassifyOpType(""), OpClass::kOther);
+}
+
+TEST(OpClassTest, ThreeByThreeStrideOneConvIsWinograd) {
+  EXPECT_TRUE(IsWinogradConvolution(3, 3, 1, 1, 1, 1));
+  EXPECT_FALSE(IsWinogradConvolution(3, 3, 2, 2, 1, 1));  // strided
+  EXPECT_FALSE(IsWinogradConvolution(1, 1, 1, 1, 1, 1));
+  EXPECT_FALSE(IsWinogradConvolution(3, 3, 1, 1, 2, 1));   // dilated
+  EXPECT_FALSE(IsWinogradConvolution(3, 3, 1, 1, 1, 32));  // grouped
+  graph::Graph g("conv");
+  NodeId x = g.AddInput("x", DType::kF32, {1, 64, 56, 56});
+  NodeId w3 = g.AddWeight("w3", DType::kF32, {64, 64, 3, 3});
+  NodeId w1 = g.AddWeight("w1", DType::kF32, {64, 64, 1, 1});
+  auto conv = [&](const char* name, NodeId w, int64_t stride) {
+    graph::Attributes a;
+    a.Set("strides", std::vector<int64_t>{stride, stride});
+    return g.AddOpWithOutputs("Conv", name, {g.node(x).outputs[0], g.node(w).outputs[0]},
+                              {{std::string(name) + "_y", DType::kF32, {1, 64, 56, 56}}}, a);
+  };
+  EXPECT_EQ(ClassifyOp(g, conv("c3", w3, 1)), OpClass::kWinogradConvolution);  // from the weight
+  EXPECT_EQ(ClassifyOp(g, conv("c3s2", w3, 2)), OpClass::kConvolution);
+  EXPECT_EQ(ClassifyOp(g, conv("c1", w1, 1)), OpClass::kConvolution);
+}
+
+TEST(OpClassTest, LayerNormOverLongRowsReadsItsInputThreeTimes) {
+  EXPECT_EQ(LayerNormExtraBytes(8192, 1000.0), 0.0);
+  EXPECT_EQ(LayerNormExtraBytes(16384, 1000.0), 2000.0);
+  graph::Graph g("ln");
+  NodeId short_x = g.AddInput("short", DType::kF16, {4, 8192});
+  NodeId long_x = g.AddInput("long", DType::kF16, {2, 16384});
+  auto op = [&](const char* type, const char* name, NodeId x) {
+    return g.AddOpWithOutputs(
+        type, name, {g.node(x).outputs[0]},
+        {{std::string(name) + "_y", DType::kF16, g.tensor(g.node(x).outputs[0]).shape}});
+  };
+  EXPECT_EQ(LayerNormExtraBytes(g, op("LayerNormalization", "a", short_x)), 0.0);
+  EXPECT_EQ(LayerNormExtraBytes(g, op("LayerNormalization", "b", long_x)), 2.0 * 2 * 16384 * 2);
+  EXPECT_EQ(LayerNormExtraBytes(g, op("Softmax", "c", long_x)), 0.0);  // softmax keeps its rate
+  EXPECT_EQ(LayerNormExtraBytes(g, long_x), 0.0);                      // not an op
 }
 
 TEST(OpClassTest, ActivationTimesActivationBatchedMatMulIsAttention) {

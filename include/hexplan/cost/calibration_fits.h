@@ -86,7 +86,9 @@ StatusOr<std::vector<CollectiveFitResult>> VidurCollectiveFits(const std::string
 
 // Puts the fitted classes and the written collectives into `calibration`, replacing those of the
 // same class / collective, fabric and GPU count and keeping everything else; sets measured_on
-// where the file has none, and adds the fits' sources to it where it names others.
+// where the file has none, and adds the fits' sources to it where it names others. A parent class
+// with no data of its own (normalization on H100, where vidur has only RMSNorm) takes its fitted
+// kind's curve as an assumption (samples 0, the source says so).
 void ApplyFits(const DeviceFits& fits, DeviceCalibration& calibration);
 
 }  // namespace hx::cost

@@ -144,6 +144,8 @@ class CostModel {
   }
   // The calibrated estimate alone (ignores the profile); the roofline without a calibration.
   double ModelTime(NodeId op, DeviceId device) const;
+  // The FLOPs the calibrated curve of `op`'s class counts (Winograd's for kWinogradConvolution).
+  double CalibratedFlops(const DeviceCalibration& calibration, NodeId op) const;
   // Per-kernel launch cost: the calibration's kernel_launch_s, else the spec's launch_overhead_s.
   double LaunchCost(DeviceId device) const;
   // The operator class of each node (op_class.h).

@@ -29,10 +29,22 @@ enum class OpClass : uint8_t {
   kNormalization,  // LayerNorm, BatchNorm, Softmax, reductions
   kRecurrent,      // LSTM, GRU, RNN cells
   kOther,          // everything else (pooling, gathers, ...)
+  // Kinds inside elementwise and normalization whose kernels the measured data shows running at a
+  // different efficiency (docs/cost-model.md "Fits"); a file without one uses its parent class.
+  kFusedElementwise,     // fused kernels pairing the two halves of a tensor: SiLU-and-mul (SwiGLU,
+                         // GeGLU), rotary embedding; parent kElementwise
+  kSoftmax,              // Softmax, LogSoftmax; parent kNormalization
+  kRmsNormalization,     // RMSNorm (SimplifiedLayerNormalization); parent kNormalization
+  kWinogradConvolution,  // 3x3, stride 1, dilation 1, one group: cuDNN's Winograd kernels; its
+                         // FLOPs count Winograd's multiplies (op_class.h); parent kConvolution
 };
-inline constexpr int kNumOpClasses = 7;
+inline constexpr int kNumOpClasses = 11;
 std::string_view OpClassName(OpClass c);  // "gemm", "convolution", ...
 std::optional<OpClass> ParseOpClass(std::string_view name);
+// The class whose curve a file without `c` uses: kElementwise for kFusedElementwise,
+// kNormalization for kSoftmax and kRmsNormalization, kConvolution for kWinogradConvolution, `c`
+// itself for the others.
+OpClass ParentOpClass(OpClass c);
 
 // The efficiency curve of one operator class on one device model, and where it came from.
 struct ClassFit {
@@ -100,11 +112,12 @@ struct DeviceCalibration {
   std::string model;              // hw::DeviceSpec::model it applies to ("V100-SXM2-32GB")
   std::string measured_on;        // the device the data came from, when it is not `model`
   double kernel_launch_s = 5e-6;  // per kernel the framework launches (host dispatch + launch)
-  std::map<OpClass, ClassFit> classes;  // a class not listed uses kOther's fit
+  std::map<OpClass, ClassFit> classes;  // a class not listed uses its parent's, else kOther's fit
   CopyCalibration copy;
   std::vector<CollectiveCalibration> collectives;
-  std::vector<std::string> notes;        // assumptions, each with its source
-  const ClassFit& Fit(OpClass c) const;  // classes[c], else classes[kOther], else a default fit
+  std::vector<std::string> notes;  // assumptions, each with its source
+  // classes[c], else classes[ParentOpClass(c)], else classes[kOther], else a default fit.
+  const ClassFit& Fit(OpClass c) const;
   Status Validate() const;
 };
 

@@ -59,13 +59,16 @@ FitErrors EvaluateClassFit(const ClassFit& fit, const DevicePeak& peak,
 // or `held_out_error`.
 StatusOr<ClassFit> FitClassCurve(const std::vector<OpSample>& samples, const DevicePeak& peak);
 
-// Orders the samples by their roofline time and fits on every other one (the 1st, 3rd, ...),
-// reporting the error on those (fit_error) and on the rest (held_out_error). `source` is copied
-// into the fit. Needs >= 4 samples.
+// Orders the distinct shapes (class, FLOPs, bytes) of the samples by their roofline time and fits
+// on the samples of every other shape (the 1st, 3rd, ...), reporting the error on those
+// (fit_error) and on the samples of the other shapes (held_out_error): a hold-out of shapes, not
+// of repeated measurements of one shape. `source` is copied into the fit. Needs >= 4 samples.
 StatusOr<ClassFit> FitClassWithHeldOut(const std::vector<OpSample>& samples, const DevicePeak& peak,
                                        const std::string& source);
 
-// The two halves FitClassWithHeldOut uses: fitted (even positions) and held out (odd ones).
+// The two halves FitClassWithHeldOut uses: the samples of the shapes at even positions of the
+// roofline-time order (fitted) and those at odd ones (held out); every sample of a shape goes to
+// one half.
 void SplitByRooflineTime(const std::vector<OpSample>& samples, const DevicePeak& peak,
                          std::vector<OpSample>& fitted, std::vector<OpSample>& held_out);
 
