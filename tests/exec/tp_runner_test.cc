@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,8 @@ struct TpLayoutCase {
   std::vector<int> gpus;
   int groups;
 };
+
+void PrintTo(const TpLayoutCase& c, std::ostream* os) { *os << c.name; }
 
 class TpRunnerTest : public ::testing::TestWithParam<TpLayoutCase> {};
 
