@@ -1,0 +1,170 @@
+#include "cli/run_tp.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "cli/command.h"
+#include "cli/tp_plan_file.h"
+#include "hexplan/core/json_text.h"
+#include "hexplan/core/output_files.h"
+#include "hexplan/exec/process_world.h"
+#include "hexplan/exec/tensor.h"
+#include "hexplan/exec/thread_communicator.h"
+#include "hexplan/exec/tp_runner.h"
+
+namespace hx::cli {
+namespace {
+
+constexpr double kTpRunTolerance = 1e-5;
+
+struct TpRunSetup {
+  TpPlanFile plan;
+  exec::TpGptModel model;
+  std::vector<float> input;
+  int64_t full_layers = 0;
+};
+
+StatusOr<TpRunSetup> LoadTpRun(const TpRunArgs& args) {
+  TpRunSetup s;
+  HX_ASSIGN_OR_RETURN(s.plan, ReadTpPlanFile(args.plan_path));
+  if (!args.model.empty() && args.model != s.plan.model)
+    return InvalidArgument("MODEL '" + args.model + "', but " + args.plan_path +
+                           " was planned for '" + s.plan.model + "'");
+  auto config = graph::ZooTransformerConfig(s.plan.model);
+  if (!config)
+    return NotFound(args.plan_path + ": model '" + s.plan.model +
+                    "' is not a transformer of the zoo");
+  s.full_layers = config->layers;
+  if (args.layers < 0 || args.layers > config->layers)
+    return InvalidArgument("--tp-layers: expected 0.." + std::to_string(config->layers) +
+                           " (the model's decoder layers), got " + std::to_string(args.layers));
+  if (args.layers > 0) config->layers = args.layers;
+  HX_ASSIGN_OR_RETURN(s.model, exec::MakeSeededGpt(*config, args.seed));
+  s.model.name = s.plan.model;
+  s.input = exec::SeededHiddenStates(s.plan.batch, s.plan.input_len, config->hidden, args.seed + 1);
+  return s;
+}
+
+struct TpRunOutcome {
+  std::vector<std::vector<float>> outputs;  // per rank run here (all in threads, one under MPI)
+  int ranks = 0;
+  int rank = 0;  // this process's rank (0 with threads)
+  std::string transport;
+  double forward_ms = 0.0;
+};
+
+StatusOr<TpRunOutcome> RunTpWorld(const exec::TpRunRequest& request) {
+  TpRunOutcome out;
+  const auto start = std::chrono::steady_clock::now();
+  const int launched = exec::LauncherWorldSize();
+  if (launched > 1) {
+    if (!exec::HasProcessCommunicatorFactory())
+      return Unimplemented("started by a launcher with " + std::to_string(launched) +
+                           " ranks, but this hexplan has no multi-process transport (MPI)");
+    HX_ASSIGN_OR_RETURN(auto comm, exec::MakeProcessCommunicator());
+    out.ranks = comm->size();
+    out.rank = comm->rank();
+    out.transport = comm->name();
+    HX_ASSIGN_OR_RETURN(std::vector<float> mine, exec::RunTensorParallel(request, *comm));
+    out.outputs.push_back(std::move(mine));
+  } else {
+    out.ranks = static_cast<int>(request.plan->plan.nodes.size());
+    out.outputs.resize(static_cast<size_t>(out.ranks));
+    exec::ThreadWorld world(out.ranks);
+    HX_RETURN_IF_ERROR(world.Run([&](exec::Communicator& comm) -> Status {
+      HX_ASSIGN_OR_RETURN(out.outputs[static_cast<size_t>(comm.rank())],
+                          exec::RunTensorParallel(request, comm));
+      return Status::Ok();
+    }));
+    out.transport = "threads";
+  }
+  out.forward_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return out;
+}
+
+Status StageTpOutput(const std::string& path, const std::vector<float>& values, const TpRunSetup& s,
+                     OutputFiles* outputs) {
+  exec::HostTensor t(graph::DType::kF32, {s.plan.batch, s.plan.input_len, s.model.config.hidden});
+  std::memcpy(t.data<float>(), values.data(), values.size() * sizeof(float));
+  return outputs->Stage(path, exec::NpyBytes(t));
+}
+
+void PrintTpRun(const TpRunArgs& args, const TpRunSetup& s, const TpRunOutcome& o, double error) {
+  const tp::TpResult& r = s.plan.result;
+  if (args.json) {
+    nlohmann::json j = {{"tp_plan", args.plan_path},
+                        {"method", tp::TpMethodName(r.method)},
+                        {"layout", tp::TpMethodName(r.layout)},
+                        {"ranks", o.ranks},
+                        {"transport", o.transport},
+                        {"model", s.plan.model},
+                        {"layers", s.model.config.layers},
+                        {"batch", s.plan.batch},
+                        {"seq", s.plan.input_len},
+                        {"seed", args.seed},
+                        {"max_relative_error", error},
+                        {"tolerance", kTpRunTolerance},
+                        {"forward_ms", o.forward_ms}};
+    if (!args.output_path.empty()) j["output"] = args.output_path;
+    std::printf("%s\n", DumpJson(j, 2).c_str());
+    return;
+  }
+  std::printf("tp plan     %s: %s layout (method %s), %d ranks as %s\n", args.plan_path.c_str(),
+              tp::TpMethodName(r.layout), tp::TpMethodName(r.method), o.ranks, o.transport.c_str());
+  std::printf(
+      "model       %s, %lld of %lld decoder layers, seeded weights (seed %llu); batch "
+      "%lld x seq %lld\n",
+      s.plan.model.c_str(), static_cast<long long>(s.model.config.layers),
+      static_cast<long long>(s.full_layers), static_cast<unsigned long long>(args.seed),
+      static_cast<long long>(s.plan.batch), static_cast<long long>(s.plan.input_len));
+  std::printf("output      [%lld, %lld, %lld] after ln_f%s%s\n",
+              static_cast<long long>(s.plan.batch), static_cast<long long>(s.plan.input_len),
+              static_cast<long long>(s.model.config.hidden), args.output_path.empty() ? "" : " -> ",
+              args.output_path.c_str());
+  std::printf(
+      "reference   max relative difference from the one-process forward %.2e (limit %.0e)\n", error,
+      kTpRunTolerance);
+  std::printf("time        %.1f ms for the tensor-parallel forward\n", o.forward_ms);
+}
+
+}  // namespace
+
+int RunTpPlan(const TpRunArgs& args) {
+  OutputFiles outputs;
+  Status checked = outputs.Expect("--output", args.output_path);
+  if (!checked.ok()) return ReportError(checked);
+  auto setup = LoadTpRun(args);
+  if (!setup.ok()) return ReportError(setup.status());
+  const TpRunSetup& s = *setup;
+  exec::TpRunRequest request{&s.model, &s.plan.result, &s.input, s.plan.batch, s.plan.input_len};
+  Status valid = exec::ValidateTpRun(
+      request, exec::LauncherWorldSize() > 1 ? exec::LauncherWorldSize()
+                                             : static_cast<int>(s.plan.result.plan.nodes.size()));
+  if (!valid.ok()) return ReportError(valid.WithContext(args.plan_path));
+  auto outcome = RunTpWorld(request);
+  if (!outcome.ok()) return ReportError(outcome.status());
+  if (outcome->rank != 0) return 0;  // rank 0 checks, writes and prints
+  auto reference = exec::ReferenceGptForward(s.model, s.input, s.plan.batch, s.plan.input_len);
+  if (!reference.ok()) return ReportError(reference.status());
+  double error = 0.0;
+  for (const auto& o : outcome->outputs)
+    error = std::max(error, exec::TpRelativeError(o, *reference));
+  if (!(error <= kTpRunTolerance))
+    return ReportError(
+        Internal("the tensor-parallel output differs from the one-process forward "
+                 "by " +
+                 std::to_string(error) + " (relative)"));
+  if (!args.output_path.empty()) {
+    Status w = StageTpOutput(args.output_path, outcome->outputs[0], s, &outputs);
+    if (w.ok()) w = outputs.Commit();
+    if (!w.ok()) return ReportError(w);
+  }
+  PrintTpRun(args, s, *outcome, error);
+  return 0;
+}
+
+}  // namespace hx::cli
