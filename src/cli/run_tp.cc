@@ -19,6 +19,34 @@ namespace hx::cli {
 namespace {
 
 constexpr double kTpRunTolerance = 1e-5;
+// Caps (docs/formats.md): the run holds the fp32 weights of every layer it runs and every rank's
+// activations in this process, and runs one thread per plan node.
+constexpr double kTpRunMaxWeightBytes = 4.0 * (int64_t{1} << 30);
+constexpr double kTpRunMaxActivationBytes = 1.0 * (int64_t{1} << 30);
+constexpr size_t kTpRunMaxRanks = 1024;
+
+Status CheckTpRunCaps(const TpPlanFile& plan, const graph::TransformerConfig& c,
+                      const std::string& path) {
+  const double d = static_cast<double>(c.hidden);
+  const double ffn = static_cast<double>(c.ffn_hidden > 0 ? c.ffn_hidden : 4 * c.hidden);
+  const double weights = static_cast<double>(c.layers) * (4 * d * d + 2 * d * ffn) * 4;
+  if (weights > kTpRunMaxWeightBytes)
+    return InvalidArgument(path + ": " + std::to_string(c.layers) + " decoder layers of " +
+                           plan.model + " hold " +
+                           std::to_string(weights / (1 << 30)).substr(0, 5) +
+                           " GiB of fp32 weights, over the run's 4 GiB cap (run fewer with "
+                           "--tp-layers)");
+  const double activations =
+      static_cast<double>(plan.batch) * static_cast<double>(plan.input_len) * ffn * 4;
+  if (plan.batch < 1 || plan.input_len < 1 || activations > kTpRunMaxActivationBytes)
+    return InvalidArgument(path + ": batch " + std::to_string(plan.batch) + " x input_len " +
+                           std::to_string(plan.input_len) +
+                           " must be >= 1 and its FFN activations within the run's 1 GiB cap");
+  if (plan.result.plan.nodes.size() > kTpRunMaxRanks)
+    return InvalidArgument(path + ": " + std::to_string(plan.result.plan.nodes.size()) +
+                           " nodes, over the run's cap of 1024 ranks");
+  return Status::Ok();
+}
 
 struct TpRunSetup {
   TpPlanFile plan;
@@ -42,6 +70,17 @@ StatusOr<TpRunSetup> LoadTpRun(const TpRunArgs& args) {
     return InvalidArgument("--tp-layers: expected 0.." + std::to_string(config->layers) +
                            " (the model's decoder layers), got " + std::to_string(args.layers));
   if (args.layers > 0) config->layers = args.layers;
+  HX_RETURN_IF_ERROR(CheckTpRunCaps(s.plan, *config, args.plan_path));
+  // The plan against the model's shape and the world first, before any weight is made.
+  exec::TpGptModel shape_only;
+  shape_only.config = *config;
+  s.input.assign(static_cast<size_t>(s.plan.batch * s.plan.input_len * config->hidden), 0.0f);
+  exec::TpRunRequest check{&shape_only, &s.plan.result, &s.input, s.plan.batch, s.plan.input_len};
+  const int launched = exec::LauncherWorldSize();
+  HX_RETURN_IF_ERROR(
+      exec::ValidateTpRun(
+          check, launched > 1 ? launched : static_cast<int>(s.plan.result.plan.nodes.size()))
+          .WithContext(args.plan_path));
   HX_ASSIGN_OR_RETURN(s.model, exec::MakeSeededGpt(*config, args.seed));
   s.model.name = s.plan.model;
   s.input = exec::SeededHiddenStates(s.plan.batch, s.plan.input_len, config->hidden, args.seed + 1);
@@ -141,10 +180,6 @@ int RunTpPlan(const TpRunArgs& args) {
   if (!setup.ok()) return ReportError(setup.status());
   const TpRunSetup& s = *setup;
   exec::TpRunRequest request{&s.model, &s.plan.result, &s.input, s.plan.batch, s.plan.input_len};
-  Status valid = exec::ValidateTpRun(
-      request, exec::LauncherWorldSize() > 1 ? exec::LauncherWorldSize()
-                                             : static_cast<int>(s.plan.result.plan.nodes.size()));
-  if (!valid.ok()) return ReportError(valid.WithContext(args.plan_path));
   auto outcome = RunTpWorld(request);
   if (!outcome.ok()) return ReportError(outcome.status());
   if (outcome->rank != 0) return 0;  // rank 0 checks, writes and prints

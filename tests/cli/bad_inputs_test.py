@@ -198,6 +198,8 @@ CASES = [
     case("run with a plan missing", "run gpt2 --plan $D/none.json --random-input",
          says=["none.json"]),
     case("run a tp plan missing", "run gpt2 --tp-plan $D/none.json", says=["none.json"]),
+    case("run with both --plan and --tp-plan", "run gpt2 --plan $D/p.json --tp-plan $D/t.json",
+         says=["--plan", "--tp-plan"]),
     case("run a tp plan with a bad block", "run gpt2 --tp-plan $D/tp.json", files={"tp.json":
          b'{"model": "gpt2", "batch": 1, "input_len": 1, "method": "megatron", "layout": "megatron",'
          b' "plan": {"nodes": [{"node": 0, "name": "n0", "group": 0, "capability": 1,'

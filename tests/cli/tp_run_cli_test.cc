@@ -66,9 +66,14 @@ TEST(TpRunCliTest, BadPlansExitTwoNamingTheFile) {
   r = RunCli("run gpt2 --tp-plan " + one + " --tp-layers 1");  // no qkv block
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("node n0 has no block of qkv"), std::string::npos) << r.err;
-  r = RunCli("run gpt2 --tp-plan " + plan + " --plan x.json");
+  // Over the 4 GiB weight cap (GPT-3 175B's 96 layers), before any weight is made.
+  testing::WriteTextFile(dir + "/big.json",
+                         R"({"model": "gpt3-175b", "batch": 1, "input_len": 1,
+      "method": "megatron", "layout": "megatron", "plan": {"nodes": [{"node": 0, "name": "n0",
+      "group": 0, "capability": 1, "batch": [0, 1], "blocks": []}]}})");
+  r = RunCli("run gpt3-175b --tp-plan " + dir + "/big.json");
   EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_NE(r.err.find("--tp-plan"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("4 GiB cap"), std::string::npos) << r.err;
 }
 
 }  // namespace
