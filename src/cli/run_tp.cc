@@ -107,8 +107,12 @@ StatusOr<TpRunOutcome> RunTpWorld(const exec::TpRunRequest& request) {
     out.ranks = comm->size();
     out.rank = comm->rank();
     out.transport = comm->name();
-    HX_ASSIGN_OR_RETURN(std::vector<float> mine, exec::RunTensorParallel(request, *comm));
-    out.outputs.push_back(std::move(mine));
+    auto mine = exec::RunTensorParallel(request, *comm);
+    // Peers may wait in a collective this rank will not join: end them all.
+    if (!mine.ok())
+      comm->Abort("rank " + std::to_string(out.rank) + ": " + mine.status().message(),
+                  mine.status().ExitCode());
+    out.outputs.push_back(std::move(*mine));
   } else {
     out.ranks = static_cast<int>(request.plan->plan.nodes.size());
     out.outputs.resize(static_cast<size_t>(out.ranks));
