@@ -9,6 +9,7 @@
 #include "cli/command.h"
 #include "cli/plan_file.h"
 #include "cli/planning_inputs.h"
+#include "cli/run_tp.h"
 #include "hexplan/core/file_util.h"
 #include "hexplan/core/format_number.h"
 #include "hexplan/core/json_text.h"
@@ -48,6 +49,8 @@ struct RunArgs {
   double spin_us = exec::ExecOptions{}.spin_us;
   bool copy_threads = false;
   bool json = false;
+  std::string tp_plan_path;  // --tp-plan: run a `hexplan tp --json` plan instead (run_tp.h)
+  int64_t tp_layers = 0;
 };
 
 std::string SafeName(const std::string& name) {
@@ -244,7 +247,12 @@ Command AddRunCommand(CLI::App& root) {
   auto* app = root.add_subcommand("run", "execute a plan for real on this machine's CPU cores");
   auto args = std::make_shared<RunArgs>();
   args->model.AddTo(app);
-  app->add_option("--plan", args->plan_path, "a plan file (hexplan place -o)")->required();
+  app->add_option("--plan", args->plan_path, "a plan file (hexplan place -o)");
+  app->add_option("--tp-plan", args->tp_plan_path,
+                  "instead of --plan: a tensor-parallel plan (hexplan tp MODEL ... --json), run "
+                  "with seeded weights, one rank per node (threads, or mpirun's processes)");
+  app->add_option("--tp-layers", args->tp_layers,
+                  "with --tp-plan: run the first N decoder layers (0 = all)");
   app->add_option("--cluster", args->cluster,
                   "the CPU cluster to run on (default: the plan's, e.g. local-cpu:groups=2)");
   app->add_option("--input", args->inputs, "a graph input as NAME=FILE.npy (repeatable)");
@@ -271,7 +279,13 @@ Command AddRunCommand(CLI::App& root) {
                 "give activation copies between core groups their own copy threads (by default "
                 "the thread that produced an activation copies it)");
   app->add_flag("--json", args->json, "print one JSON object");
-  return {app, [args]() { return RunRun(*args); }};
+  return {app, [args]() {
+            if (args->tp_plan_path.empty() == args->plan_path.empty())
+              return ReportError(InvalidArgument("give one of --plan and --tp-plan"));
+            if (args->tp_plan_path.empty()) return RunRun(*args);
+            return RunTpPlan({args->model.model, args->tp_plan_path, args->tp_layers, args->seed,
+                              args->output_path, args->json});
+          }};
 }
 
 }  // namespace hx::cli

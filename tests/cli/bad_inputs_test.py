@@ -197,6 +197,14 @@ CASES = [
          says=["p.json"]),
     case("run with a plan missing", "run gpt2 --plan $D/none.json --random-input",
          says=["none.json"]),
+    case("run a tp plan missing", "run gpt2 --tp-plan $D/none.json", says=["none.json"]),
+    case("run with both --plan and --tp-plan", "run gpt2 --plan $D/p.json --tp-plan $D/t.json",
+         says=["--plan", "--tp-plan"]),
+    case("run a tp plan with a bad block", "run gpt2 --tp-plan $D/tp.json", files={"tp.json":
+         b'{"model": "gpt2", "batch": 1, "input_len": 1, "method": "megatron", "layout": "megatron",'
+         b' "plan": {"nodes": [{"node": 0, "name": "n0", "group": 0, "capability": 1,'
+         b' "batch": [0, 1], "blocks": [{"layer": "qkv", "rows": [5, 2], "cols": [0, 1]}]}]}}'},
+         says=["tp.json", "plan.nodes[0].blocks[0].rows"]),
     # --- .npy inputs ---
     case("npy input not npy", "run $S/fuzz/corpus/onnx_reader/mlp.onnx --plan $D/p.json --input x=$D/x.npy",
          files={"x.npy": b"\x93NUMPY garbage"}, says=["x.npy"],
