@@ -1,0 +1,215 @@
+#!/usr/bin/env python3
+"""`mpirun -np N hexplan run` end to end (docs/runtime.md, "Across machines"); ctest runs one case
+per test when CMake found MPI. Each case writes a cluster file whose nodes are ranks, places a
+plan on it with `hexplan place`, and compares the ranks' run with the one-process run.
+
+  two-ranks   HEFT and pipeline plans over two nodes: outputs bit-equal to one process; a rank
+              count other than the node count exits 2 naming both
+  four-ranks  a pipeline plan over four nodes: bit-equal
+  rank-fails  a kernel that fails on rank 1 (HEXPLAN_TEST_FAIL_OP) ends both ranks with the op
+              and the rank named; a rank killed with SIGKILL ends the job too
+
+Usage: mpi_run_test.py --hexplan PATH --mpirun PATH CASE
+"""
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+MODEL = ["lstm", "--seq", "3", "--layers", "2", "--io", "8"]
+# Generous bounds that only catch a hang (the runs take a few seconds).
+HANG_S = 120
+
+
+def cluster_yaml(nodes):
+    """One single-core CPU device per node; the nodes joined by 10 Gbit/s Ethernet through a
+    switch (which the file lists under the first node)."""
+    lines = ["name: %d-nodes" % nodes, "nodes:"]
+    for i in range(nodes):
+        lines += ["  - name: n%d" % i, "    devices:",
+                  '      - {name: "cpu:%d", kind: cpu, model: Xeon E5-2698 v4, cores: 1, '
+                  "memory: 4GB}" % i]
+        if i == 0:
+            lines.append("    switches: [net]")
+    lines.append("links:")
+    for i in range(nodes):
+        lines.append('  - {kind: memory, a: n%d.host, b: "cpu:%d", bandwidth: 20GB/s, '
+                     "latency: 100ns}" % (i, i))
+        lines.append('  - {kind: ethernet, a: "cpu:%d", b: net, bandwidth: 10Gbps, '
+                     "latency: 10us}" % i)
+    return "\n".join(lines) + "\n"
+
+
+class Runner:
+    def __init__(self, args, tmp):
+        self.hexplan = args.hexplan
+        self.mpirun = args.mpirun
+        self.tmp = tmp
+        self.env = dict(os.environ)
+        # ASan's leak check would report Open MPI's own allocations that live to exit.
+        self.env["ASAN_OPTIONS"] = self.env.get("ASAN_OPTIONS", "") + ":detect_leaks=0"
+        # Containers forbid the cross-process copies (CMA) of Open MPI's shared-memory transport.
+        self.env["OMPI_MCA_btl_vader_single_copy_mechanism"] = "none"
+
+    def path(self, name):
+        return os.path.join(self.tmp, name)
+
+    def hx(self, *argv, check=True):
+        r = subprocess.run([self.hexplan, *argv], capture_output=True, text=True,
+                           env=self.env, timeout=HANG_S)
+        if check and r.returncode != 0:
+            sys.exit("FAIL: hexplan %s exited %d:\n%s" % (" ".join(argv), r.returncode, r.stderr))
+        return r
+
+    def mpirun_argv(self, ranks, *argv):
+        cmd = [self.mpirun, "-np", str(ranks), "--oversubscribe", "--bind-to", "none"]
+        if os.geteuid() == 0:
+            cmd.append("--allow-run-as-root")
+        for name in ("ASAN_OPTIONS", "OMPI_MCA_btl_vader_single_copy_mechanism",
+                     "HEXPLAN_TEST_FAIL_OP"):
+            if name in self.env:
+                cmd += ["-x", name]
+        return cmd + [self.hexplan, *argv]
+
+    def mpi(self, ranks, *argv):
+        start = time.monotonic()
+        r = subprocess.run(self.mpirun_argv(ranks, *argv), capture_output=True, text=True,
+                           env=self.env, timeout=HANG_S)
+        return r, time.monotonic() - start
+
+    def cluster(self, nodes):
+        path = self.path("cluster%d.yaml" % nodes)
+        with open(path, "w") as f:
+            f.write(cluster_yaml(nodes))
+        return path
+
+    def place(self, cluster, algo):
+        plan = self.path("%s-%s.json" % (os.path.basename(cluster), algo))
+        self.hx("place", *MODEL, "--cluster", cluster, "--algo", algo, "-o", plan)
+        with open(plan) as f:
+            return plan, json.load(f)
+
+
+def crossing_activations(plan):
+    return sum(1 for t in plan["transfers"]
+               if t["kind"] == "activation" and t["src"] != t["dst"])
+
+
+def check_bit_equal(run, ranks, cluster, algo):
+    plan, parsed = run.place(cluster, algo)
+    if crossing_activations(parsed) == 0:
+        sys.exit("FAIL: the %s plan sends nothing between nodes; the test proves nothing" % algo)
+    one = run.path("%s-%d-one.npy" % (algo, ranks))
+    many = run.path("%s-%d-mpi.npy" % (algo, ranks))
+    common = [*MODEL, "--plan", plan, "--random-input", "--seed", "5", "--repeat", "2"]
+    run.hx("run", *common, "--output", one)
+    r, seconds = run.mpi(ranks, "run", *common, "--output", many)
+    if r.returncode != 0:
+        sys.exit("FAIL: mpirun -np %d (%s) exited %d:\n%s%s" %
+                 (ranks, algo, r.returncode, r.stdout, r.stderr))
+    lines = r.stdout.splitlines()
+    if sum(l.startswith("ranks ") for l in lines) != 1 or \
+            sum(l.startswith("latency ") for l in lines) != 1:
+        sys.exit("FAIL: expected one report (rank 0's) naming the ranks, got:\n" + r.stdout)
+    with open(one, "rb") as a, open(many, "rb") as b:
+        if a.read() != b.read():
+            sys.exit("FAIL: %s over %d ranks: output differs from the one-process run" %
+                     (algo, ranks))
+    print("ok: %s over %d ranks bit-equal to one process (%.1f s)" % (algo, ranks, seconds))
+
+
+def case_two_ranks(run):
+    cluster = run.cluster(2)
+    for algo in ("heft", "pipeline"):
+        check_bit_equal(run, 2, cluster, algo)
+    # One rank for two nodes: exit 2 naming both numbers.
+    plan, _ = run.place(cluster, "pipeline")
+    r, _ = run.mpi(1, "run", *MODEL, "--plan", plan, "--random-input")
+    if r.returncode != 2 or "mpirun started 1 ranks" not in r.stderr or "2 nodes" not in r.stderr:
+        sys.exit("FAIL: -np 1 on two nodes: exit %d, stderr:\n%s" % (r.returncode, r.stderr))
+    print("ok: -np 1 on two nodes exits 2: " + r.stderr.strip().splitlines()[0])
+
+
+def case_four_ranks(run):
+    check_bit_equal(run, 4, run.cluster(4), "pipeline")
+
+
+def rank_pids(mpirun_pid, rank):
+    """The pids of mpirun's children whose environment says they are `rank`."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % entry) as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            with open("/proc/%s/environ" % entry, "rb") as f:
+                environ = f.read().split(b"\0")
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == mpirun_pid and b"OMPI_COMM_WORLD_RANK=%d" % rank in environ:
+            pids.append(int(entry))
+    return pids
+
+
+def case_rank_fails(run):
+    cluster = run.cluster(2)
+    plan, parsed = run.place(cluster, "pipeline")
+    on_rank1 = [d for d in parsed["devices"] if d["device"] == "cpu:1"][0]
+    op = on_rank1["subgraphs"][-1][-1]  # the last op of its last subgraph
+    run.env["HEXPLAN_TEST_FAIL_OP"] = op
+    r, seconds = run.mpi(2, "run", *MODEL, "--plan", plan, "--random-input", "--watchdog", "20")
+    del run.env["HEXPLAN_TEST_FAIL_OP"]
+    if r.returncode == 0 or "rank 1 (node n1)" not in r.stderr or op not in r.stderr:
+        sys.exit("FAIL: a kernel failing on rank 1: exit %d, stderr:\n%s" % (r.returncode, r.stderr))
+    print("ok: a kernel failing on rank 1 ends the job, exit %d in %.1f s: %s" %
+          (r.returncode, seconds,
+           [l for l in r.stderr.splitlines() if "rank 1 (node n1)" in l][0]))
+
+    # A rank killed mid-run (SIGKILL: no chance to say anything): mpirun ends the job.
+    cmd = run.mpirun_argv(2, "run", *MODEL, "--plan", plan, "--random-input", "--repeat", "100000",
+                          "--warmup", "0")
+    start = time.monotonic()
+    job = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           env=run.env)
+    victims = []
+    while not victims and time.monotonic() - start < HANG_S and job.poll() is None:
+        time.sleep(0.5)
+        victims = rank_pids(job.pid, 1)
+    if not victims:
+        job.kill()
+        sys.exit("FAIL: rank 1 of the long job never appeared (exit %s)" % job.poll())
+    time.sleep(2.0)  # well inside the runs
+    os.kill(victims[0], signal.SIGKILL)
+    killed_at = time.monotonic()
+    try:
+        out, err = job.communicate(timeout=HANG_S)
+    except subprocess.TimeoutExpired:
+        job.kill()
+        sys.exit("FAIL: the job hangs after rank 1 was killed")
+    survivors = rank_pids(job.pid, 0)
+    if job.returncode == 0 or survivors:
+        sys.exit("FAIL: rank 1 killed: exit %d, ranks left %s, stderr:\n%s" %
+                 (job.returncode, survivors, err))
+    print("ok: rank 1 killed: mpirun exits %d after %.1f s" %
+          (job.returncode, time.monotonic() - killed_at))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--hexplan", required=True)
+    ap.add_argument("--mpirun", required=True)
+    ap.add_argument("case", choices=["two-ranks", "four-ranks", "rank-fails"])
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="hx-mpi-") as tmp:
+        run = Runner(args, tmp)
+        {"two-ranks": case_two_ranks, "four-ranks": case_four_ranks,
+         "rank-fails": case_rank_fails}[args.case](run)
+
+
+if __name__ == "__main__":
+    main()
