@@ -43,15 +43,40 @@ StatusOr<double> PingPong(exec::Communicator& comm, int peer, std::vector<uint8_
   return MedianOfNetTimes(times) / 2.0;
 }
 
-StatusOr<double> TimeAllReduce(exec::Communicator& comm, const exec::RankGroup& world,
-                               std::vector<float>& data, int repeats) {
+enum class NetCollective : uint8_t { kAllReduce, kAllGather, kReduceScatter };
+
+// One collective over every rank on `bytes` of fp32 per rank (all-gather: its share of them).
+// Every rank contributes rank + 1; the result is checked, so a broken transport fails here.
+StatusOr<double> TimeCollective(exec::Communicator& comm, NetCollective kind, int64_t bytes,
+                                int repeats) {
+  exec::RankGroup world;
+  for (int r = 0; r < comm.size(); ++r) world.push_back(r);
+  const int64_t n = comm.size(), count = bytes / 4, share = std::max<int64_t>(1, count / n);
+  const float mine = static_cast<float>(comm.rank() + 1);
+  std::vector<float> send(static_cast<size_t>(kind == NetCollective::kAllGather ? share : count));
+  std::vector<float> receive(
+      static_cast<size_t>(kind == NetCollective::kAllGather ? share * n : share));
   std::vector<double> times;
-  for (int k = 0; k <= repeats; ++k) {
+  for (int k = 0; k <= repeats; ++k) {  // the first is a warm-up
+    std::fill(send.begin(), send.end(), mine);
     HX_RETURN_IF_ERROR(comm.Barrier());
     const NetClock::time_point start = NetClock::now();
-    HX_RETURN_IF_ERROR(comm.AllReduceSum(world, data.data(), static_cast<int64_t>(data.size())));
+    if (kind == NetCollective::kAllReduce)
+      HX_RETURN_IF_ERROR(comm.AllReduceSum(world, send.data(), count));
+    else if (kind == NetCollective::kAllGather)
+      HX_RETURN_IF_ERROR(comm.AllGather(world, send.data(), share, receive.data()));
+    else
+      HX_RETURN_IF_ERROR(comm.ReduceScatterSum(world, send.data(), share, receive.data()));
     if (k > 0) times.push_back(std::chrono::duration<double>(NetClock::now() - start).count());
   }
+  const float sum = static_cast<float>(n * (n + 1) / 2);
+  const bool right = kind == NetCollective::kAllReduce ? send.front() == sum && send.back() == sum
+                     : kind == NetCollective::kAllGather
+                         ? receive.front() == 1.0f && receive.back() == static_cast<float>(n)
+                         : receive.front() == sum;
+  if (!right)
+    return Internal("network profile: a collective on " + std::to_string(bytes) +
+                    " bytes returned wrong values");
   return MedianOfNetTimes(times);
 }
 
@@ -90,12 +115,17 @@ StatusOr<NetworkProfile> MeasureNetwork(exec::Communicator& comm,
       net.p2p[peer].push_back({static_cast<double>(bytes), seconds});
     }
   }
-  exec::RankGroup world;
-  for (int r = 0; r < comm.size(); ++r) world.push_back(r);
   for (int64_t bytes : sizes) {
-    std::vector<float> data(static_cast<size_t>(bytes / 4), 1.0f);
-    HX_ASSIGN_OR_RETURN(const double seconds, TimeAllReduce(comm, world, data, options.repeats));
-    net.all_reduce.push_back({static_cast<double>(bytes), seconds});
+    const double size = static_cast<double>(bytes);
+    HX_ASSIGN_OR_RETURN(const double reduce,
+                        TimeCollective(comm, NetCollective::kAllReduce, bytes, options.repeats));
+    net.all_reduce.push_back({size, reduce});
+    HX_ASSIGN_OR_RETURN(const double gather,
+                        TimeCollective(comm, NetCollective::kAllGather, bytes, options.repeats));
+    net.all_gather.push_back({size, gather});
+    HX_ASSIGN_OR_RETURN(const double scatter, TimeCollective(comm, NetCollective::kReduceScatter,
+                                                             bytes, options.repeats));
+    net.reduce_scatter.push_back({size, scatter});
   }
   if (comm.rank() != 0) return net;
   // One line each: the plain alpha-beta model.
@@ -133,6 +163,8 @@ nlohmann::json NetworkProfile::ToJson() const {
                          {"bus_bytes_per_s", line.bus_bytes_per_s},
                          {"geomean_rel_error", report.geomean_rel_error},
                          {"samples", SamplesJson(all_reduce)}};
+    out["all_gather"] = {{"ranks", ranks}, {"samples", SamplesJson(all_gather)}};
+    out["reduce_scatter"] = {{"ranks", ranks}, {"samples", SamplesJson(reduce_scatter)}};
   }
   return out;
 }

@@ -29,10 +29,14 @@ struct NetworkProfile {
   std::vector<cost::AllReduceModel> p2p_fit;
   std::vector<cost::CollectiveSample> all_reduce;  // over every rank
   cost::AllReduceModel all_reduce_fit;
+  // Measured, not fitted (the fitter models a ring all-reduce); bytes: the gathered result, the
+  // reduced input.
+  std::vector<cost::CollectiveSample> all_gather, reduce_scatter;
   nlohmann::json ToJson() const;  // with each fit's errors on its samples
 };
 
 // Every rank calls it (collective). Times are rank 0's; the result is complete on rank 0 only.
+// The collectives' results are checked (Internal when a transport returns wrong values).
 StatusOr<NetworkProfile> MeasureNetwork(exec::Communicator& comm,
                                         const NetworkProfileOptions& options);
 

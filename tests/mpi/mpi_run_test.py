@@ -8,8 +8,9 @@ plan on it with `hexplan place`, and compares the ranks' run with the one-proces
   four-ranks  a pipeline plan over four nodes: bit-equal
   rank-fails  a kernel that fails on rank 1 (HEXPLAN_TEST_FAIL_OP) ends both ranks with the op
               and the rank named; a rank killed with SIGKILL ends the job too
-  profile-network  `mpirun -np 2 hexplan profile --network`: point-to-point and all-reduce
-              samples from 4 KiB up and their alpha-beta fit (cost/fit_collective.h) written on
+  profile-network  `mpirun -np 2 hexplan profile --network`: point-to-point, all-reduce,
+              all-gather and reduce-scatter samples from 4 KiB up (the collectives' values
+              checked by hexplan) and the alpha-beta fits (cost/fit_collective.h) written on
               rank 0, beside the op profile
 
 Usage: mpi_run_test.py --hexplan PATH --mpirun PATH CASE
@@ -216,6 +217,8 @@ def case_profile_network(run):
           and fit["p2p"][0]["ranks"] == [0, 1]
           and [s["bytes"] for s in fit["p2p"][0]["samples"]] == sizes
           and [s["bytes"] for s in fit["all_reduce"]["samples"]] == sizes
+          and [s["bytes"] for s in fit["all_gather"]["samples"]] == sizes
+          and [s["bytes"] for s in fit["reduce_scatter"]["samples"]] == sizes
           and all(s["seconds"] > 0 for s in fit["all_reduce"]["samples"])
           and fit["p2p"][0]["latency_s"] >= 0 and fit["p2p"][0]["bandwidth_bytes_per_s"] > 0
           and fit["all_reduce"]["alpha_s"] >= 0 and fit["all_reduce"]["bus_bytes_per_s"] > 0)
