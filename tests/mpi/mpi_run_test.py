@@ -12,12 +12,18 @@ plan on it with `hexplan place`, and compares the ranks' run with the one-proces
               all-gather and reduce-scatter samples from 4 KiB up (the collectives' values
               checked by hexplan) and the alpha-beta fits (cost/fit_collective.h) written on
               rank 0, beside the op profile
+  shaped-links  rank 1 in a network namespace joined to rank 0 by a veth pair that tc's tbf
+              shapes to 1 Gbit/s, MPI over TCP on it: a pipeline plan's output bit-equal to one
+              process, and `profile --network` sees the shaped rate (large messages well under
+              2 Gbit/s, where shared memory moves GB/s). Exits 77 (skipped) where network
+              namespaces cannot be made (not root, no `ip`/`tc`, no CAP_NET_ADMIN)
 
 Usage: mpi_run_test.py --hexplan PATH --mpirun PATH CASE
 """
 import argparse
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -29,7 +35,7 @@ MODEL = ["lstm", "--seq", "3", "--layers", "2", "--io", "8"]
 HANG_S = 120
 
 
-def cluster_yaml(nodes):
+def cluster_yaml(nodes, ethernet="10Gbps"):
     """One single-core CPU device per node; the nodes joined by 10 Gbit/s Ethernet through a
     switch (which the file lists under the first node)."""
     lines = ["name: %d-nodes" % nodes, "nodes:"]
@@ -43,8 +49,8 @@ def cluster_yaml(nodes):
     for i in range(nodes):
         lines.append('  - {kind: memory, a: n%d.host, b: "cpu:%d", bandwidth: 20GB/s, '
                      "latency: 100ns}" % (i, i))
-        lines.append('  - {kind: ethernet, a: "cpu:%d", b: net, bandwidth: 10Gbps, '
-                     "latency: 10us}" % i)
+        lines.append('  - {kind: ethernet, a: "cpu:%d", b: net, bandwidth: %s, '
+                     "latency: 10us}" % (i, ethernet))
     return "\n".join(lines) + "\n"
 
 
@@ -53,6 +59,7 @@ class Runner:
         self.hexplan = args.hexplan
         self.mpirun = args.mpirun
         self.tmp = tmp
+        self.launcher = []  # put before hexplan on mpirun's command line
         self.env = dict(os.environ)
         # ASan's leak check would report Open MPI's own allocations that live to exit.
         self.env["ASAN_OPTIONS"] = self.env.get("ASAN_OPTIONS", "") + ":detect_leaks=0"
@@ -76,10 +83,12 @@ class Runner:
         cmd = [self.mpirun, "-np", str(ranks), "--oversubscribe", "--bind-to", "none"]
         if os.geteuid() == 0:
             cmd.append("--allow-run-as-root")
-        for name in ("ASAN_OPTIONS", "HEXPLAN_TEST_FAIL_OP"):
+        for name in ("ASAN_OPTIONS", "HEXPLAN_TEST_FAIL_OP", "OMPI_MCA_btl_tcp_if_include",
+                     "OMPI_MCA_oob_tcp_if_include", "PMIX_MCA_ptl", "PMIX_MCA_ptl_tcp_if_include",
+                     "PMIX_MCA_ptl_tcp_remote_connections"):
             if name in self.env:
                 cmd += ["-x", name]
-        return cmd + [self.hexplan, *argv]
+        return cmd + self.launcher + [self.hexplan, *argv]
 
     def mpi(self, ranks, *argv):
         start = time.monotonic()
@@ -87,10 +96,10 @@ class Runner:
                            env=self.env, timeout=HANG_S)
         return r, time.monotonic() - start
 
-    def cluster(self, nodes):
+    def cluster(self, nodes, ethernet="10Gbps"):
         path = self.path("cluster%d.yaml" % nodes)
         with open(path, "w") as f:
-            f.write(cluster_yaml(nodes))
+            f.write(cluster_yaml(nodes, ethernet))
         return path
 
     def place(self, cluster, algo):
@@ -230,17 +239,98 @@ def case_profile_network(run):
            fit["all_reduce"]["alpha_s"] * 1e6, fit["all_reduce"]["bus_bytes_per_s"] / 1e9))
 
 
+SKIPPED = 77  # ctest's SKIP_RETURN_CODE
+
+
+def sh(*argv):
+    return subprocess.run(argv, capture_output=True, text=True).returncode == 0
+
+
+class ShapedLink:
+    """Network namespace `ns` holding one end of a veth pair; both ends shaped by tbf."""
+
+    def __init__(self, tag, rate):
+        self.ns, self.a, self.b = "hxns%s" % tag, "hxa%s" % tag, "hxb%s" % tag
+        self.subnet = "10.98.%d" % (int(tag) % 250)
+        self.rate = rate
+
+    def up(self):
+        steps = [["ip", "netns", "add", self.ns],
+                 ["ip", "link", "add", self.a, "type", "veth", "peer", "name", self.b],
+                 ["ip", "link", "set", self.b, "netns", self.ns],
+                 ["ip", "addr", "add", self.subnet + ".1/24", "dev", self.a],
+                 ["ip", "link", "set", self.a, "up"],
+                 ["ip", "netns", "exec", self.ns, "ip", "addr", "add", self.subnet + ".2/24",
+                  "dev", self.b],
+                 ["ip", "netns", "exec", self.ns, "ip", "link", "set", self.b, "up"],
+                 ["ip", "netns", "exec", self.ns, "ip", "link", "set", "lo", "up"],
+                 ["tc", "qdisc", "add", "dev", self.a, "root", "tbf", "rate", self.rate,
+                  "burst", "256kb", "latency", "50ms"],
+                 ["ip", "netns", "exec", self.ns, "tc", "qdisc", "add", "dev", self.b, "root",
+                  "tbf", "rate", self.rate, "burst", "256kb", "latency", "50ms"]]
+        return all(sh(*step) for step in steps)
+
+    def down(self):
+        sh("ip", "link", "del", self.a)
+        sh("ip", "netns", "del", self.ns)
+
+
+def case_shaped_links(run):
+    if os.geteuid() != 0 or not all(shutil.which(t) for t in ("ip", "tc")):
+        print("skip: needs root, ip and tc")
+        sys.exit(SKIPPED)
+    link = ShapedLink(str(os.getpid() % 100000), "1gbit")
+    try:
+        if not link.up():
+            print("skip: cannot make a network namespace and a shaped veth pair here")
+            sys.exit(SKIPPED)
+        wrapper = run.path("rank1-in-namespace.sh")
+        with open(wrapper, "w") as f:
+            f.write('#!/bin/sh\n[ "$OMPI_COMM_WORLD_RANK" = 1 ] && exec ip netns exec %s "$@"\n'
+                    'exec "$@"\n' % link.ns)
+        os.chmod(wrapper, 0o755)
+        run.env.update({"OMPI_MCA_btl": "self,tcp", "OMPI_MCA_btl_tcp_if_include": link.subnet +
+                        ".0/24", "OMPI_MCA_oob_tcp_if_include": link.subnet + ".0/24",
+                        # The rank in the namespace reaches mpirun's PMIx server over the link.
+                        "PMIX_MCA_ptl": "tcp", "PMIX_MCA_ptl_tcp_if_include": link.subnet + ".0/24",
+                        "PMIX_MCA_ptl_tcp_remote_connections": "1"})
+        run.launcher = [wrapper]
+        check_bit_equal(run, 2, run.cluster(2, ethernet="1Gbps"), "pipeline")
+        net, prof = run.path("net.json"), run.path("profile.json")
+        r, seconds = run.mpi(2, "profile", *MODEL, "--network", net, "--network-max-bytes",
+                             str(4 << 20), "--repeat", "2", "--budget", "0.1", "-o", prof)
+        if r.returncode != 0:
+            sys.exit("FAIL: profile --network over the shaped link exited %d:\n%s" %
+                     (r.returncode, r.stderr))
+        with open(net) as f:
+            fit = json.load(f)
+        largest = fit["p2p"][0]["samples"][-1]
+        rate = largest["bytes"] / largest["seconds"]
+        if rate > 250e6:
+            sys.exit("FAIL: 4 MiB crossed at %.0f MB/s: not through the 1 Gbit/s link" %
+                     (rate / 1e6))
+        print("ok: over a 1 Gbit/s tbf-shaped veth pair (%.1f s): 4 MiB one way at %.0f MB/s; fit "
+              "%.1f us + S / %.0f MB/s (geomean error %.0f%%)" %
+              (seconds, rate / 1e6, fit["p2p"][0]["latency_s"] * 1e6,
+               fit["p2p"][0]["bandwidth_bytes_per_s"] / 1e6,
+               100 * fit["p2p"][0]["geomean_rel_error"]))
+    finally:
+        link.down()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--hexplan", required=True)
     ap.add_argument("--mpirun", required=True)
-    ap.add_argument("case", choices=["two-ranks", "four-ranks", "rank-fails", "profile-network"])
+    ap.add_argument("case", choices=["two-ranks", "four-ranks", "rank-fails", "profile-network",
+                                     "shaped-links"])
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="hx-mpi-") as tmp:
         run = Runner(args, tmp)
         {"two-ranks": case_two_ranks, "four-ranks": case_four_ranks,
          "rank-fails": case_rank_fails,
-         "profile-network": case_profile_network}[args.case](run)
+         "profile-network": case_profile_network,
+         "shaped-links": case_shaped_links}[args.case](run)
 
 
 if __name__ == "__main__":
