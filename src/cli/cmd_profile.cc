@@ -6,6 +6,8 @@
 
 #include "cli/command.h"
 #include "cli/planning_inputs.h"
+#include "cli/profile_network.h"
+#include "cli/run_ranks.h"
 #include "hexplan/core/json_text.h"
 #include "hexplan/core/output_files.h"
 #include "hexplan/exec/cpu_backend.h"
@@ -25,9 +27,48 @@ struct ProfileArgs {
   bool contention = false;
   uint64_t seed = 1;
   bool json = false;
+  std::string network_path;  // under mpirun: the network fit between the ranks
+  int64_t network_max_bytes = NetworkProfileOptions{}.max_bytes;
 };
 
+// Under mpirun: every rank measures the network with the others; rank 0 writes --network.
+int ProfileNetwork(const ProfileArgs& args, const RunRanks& ranks) {
+  if (!ranks.active())
+    return ReportError(InvalidArgument(
+        "--network: measures between MPI ranks; start it with mpirun -np N (N >= 2)"));
+  if (args.network_path.empty())
+    return ranks.Fail(InvalidArgument(
+        "under mpirun, profile measures the network between the ranks: give --network FILE"));
+  NetworkProfileOptions options;
+  options.max_bytes = args.network_max_bytes;
+  options.repeats = args.repeats;
+  OutputFiles outputs;
+  if (Status s = outputs.Expect("--network", args.network_path); !s.ok()) return ranks.Fail(s);
+  auto net = MeasureNetwork(*ranks.comm, options);
+  if (!net.ok()) return ranks.Fail(net.status());
+  if (ranks.rank() != 0) return 0;
+  const nlohmann::json out = net->ToJson();
+  Status written = outputs.Stage(args.network_path, DumpJson(out, 2) + "\n");
+  if (written.ok()) written = CommitOutputs(outputs);
+  if (!written.ok()) return ranks.Fail(written);
+  if (!args.json)
+    std::printf(
+        "network     %d ranks, 4 KiB..%lld bytes: all-reduce alpha %.2f us, bus %.3g "
+        "GB/s -> %s\n",
+        net->ranks, static_cast<long long>(options.max_bytes),
+        out["all_reduce"]["alpha_s"].get<double>() * 1e6,
+        out["all_reduce"]["bus_bytes_per_s"].get<double>() / 1e9, args.network_path.c_str());
+  return 0;
+}
+
 int RunProfile(const ProfileArgs& args) {
+  auto ranks = ConnectRanks();
+  if (!ranks.ok()) return ReportError(ranks.status());
+  if (ranks->active() || !args.network_path.empty()) {
+    // Then rank 0 alone goes on to profile the ops.
+    const int code = ProfileNetwork(args, *ranks);
+    if (code != 0 || ranks->rank() != 0) return code;
+  }
   exec::ProfileOptions options;
   options.repeats = args.repeats;
   options.warmup = args.warmup;
@@ -121,6 +162,12 @@ Command AddProfileCommand(CLI::App& root) {
                 "core-group contention term for the simulator (docs/runtime.md)");
   app->add_option("--seed", args->seed, "seed for random weights and inputs")->default_val(1);
   app->add_flag("--json", args->json, "print one JSON object");
+  app->add_option("--network", args->network_path,
+                  "under mpirun -np N: measure point-to-point and all-reduce times between the "
+                  "ranks and write their alpha-beta fit here (JSON)");
+  app->add_option("--network-max-bytes", args->network_max_bytes,
+                  "--network: the largest message (from 4 KiB, by 4x)")
+      ->default_val(NetworkProfileOptions{}.max_bytes);
   return {app, [args]() { return RunProfile(*args); }};
 }
 

@@ -9,6 +9,7 @@
 #include "cli/command.h"
 #include "cli/plan_file.h"
 #include "cli/planning_inputs.h"
+#include "cli/run_ranks.h"
 #include "cli/run_tp.h"
 #include "hexplan/core/file_util.h"
 #include "hexplan/core/format_number.h"
@@ -75,7 +76,17 @@ double Median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+int RunRunOnRanks(const RunArgs& args, RunRanks& ranks);
+
 int RunRun(const RunArgs& args) {
+  // Under mpirun: one rank of a run across processes (docs/runtime.md, "Across machines").
+  auto ranks = ConnectRanks();
+  if (!ranks.ok()) return ReportError(ranks.status());
+  return RunRunOnRanks(args, *ranks);
+}
+
+int RunRunOnRanks(const RunArgs& args, RunRanks& ranks) {
+  const auto ReportError = [&ranks](const Status& status) { return ranks.Fail(status); };
   if (args.repeat < 1 || args.repeat > kMaxRuns) {
     return ReportError(InvalidArgument("--repeat: expected 1.." + std::to_string(kMaxRuns) +
                                        ", got " + std::to_string(args.repeat)));
@@ -108,6 +119,9 @@ int RunRun(const RunArgs& args) {
   const graph::Graph& graph = *inputs->graph;
   const hw::Cluster& cluster = *inputs->cluster;
   const plan::Plan p = std::move(loaded->plan);
+  if (Status s = AssignRanks(cluster, &ranks); !s.ok()) return ReportError(s);
+  options.communicator = ranks.comm.get();
+  options.device_rank = ranks.device_rank;
   // Before any allocation: the plan's weights and activations must fit the cluster's stated device
   // memories and this machine's available memory.
   if (Status fits = exec::CheckRunMemory(p, *inputs->cost, exec::AvailableHostMemoryBytes());
@@ -116,7 +130,12 @@ int RunRun(const RunArgs& args) {
   }
 
   // Values: the model's weights (ONNX initializers, or seeded random), the inputs.
-  auto weights = exec::MaterializeWeights(graph, args.seed);
+  // Across ranks, each loads only the weights its devices read.
+  auto weights = ranks.active()
+                     ? exec::MaterializeWeights(
+                           graph, args.seed,
+                           exec::WeightsReadOnRank(p, graph, ranks.device_rank, ranks.rank()))
+                     : exec::MaterializeWeights(graph, args.seed);
   if (!weights.ok()) return ReportError(weights.status());
   std::map<std::string, exec::HostTensor> values;
   for (const std::string& item : args.inputs) {
@@ -138,9 +157,10 @@ int RunRun(const RunArgs& args) {
                            : check.status);
   }
 
-  auto backend = exec::CpuBackend::Create(cluster);
-  if (!backend.ok()) return ReportError(backend.status());
-  auto executor = exec::Executor::Create(p, graph, cluster, backend->get(), &*weights, options);
+  auto cpu = exec::CpuBackend::Create(cluster);
+  if (!cpu.ok()) return ReportError(cpu.status());
+  std::unique_ptr<exec::DeviceBackend> backend = WithTestFaults(std::move(cpu).value());
+  auto executor = exec::Executor::Create(p, graph, cluster, backend.get(), &*weights, options);
   if (!executor.ok()) return ReportError(executor.status().WithContext(args.plan_path));
 
   std::vector<double> latencies;
@@ -151,6 +171,8 @@ int RunRun(const RunArgs& args) {
     if (r >= args.warmup) latencies.push_back(result->latency_s * 1e3);
     last = std::move(result).value();
   }
+  // Across ranks rank 0 writes and prints; the others are done.
+  if (ranks.rank() != 0) return 0;
 
   // Outputs: one file, or one per output next to it.
   std::vector<std::string> files(last.outputs.size());
@@ -194,7 +216,8 @@ int RunRun(const RunArgs& args) {
     out["plan"] = args.plan_path;
     out["cluster"] = cluster.name();
     out["algo"] = p.algo;
-    out["backend"] = (*backend)->name();
+    out["backend"] = backend->name();
+    if (ranks.active()) out["ranks"] = ranks.nodes;
     out["copy_order"] = exec::CopyOrderName(options.copy_order);
     out["repeat"] = args.repeat;
     out["warmup"] = args.warmup;
@@ -224,7 +247,14 @@ int RunRun(const RunArgs& args) {
     return 0;
   }
   std::printf("plan        %s (%s) on %s, %s backend\n", args.plan_path.c_str(), p.algo.c_str(),
-              cluster.name().c_str(), (*backend)->name().c_str());
+              cluster.name().c_str(), backend->name().c_str());
+  if (ranks.active()) {
+    std::string line;
+    for (size_t r = 0; r < ranks.nodes.size(); ++r)
+      line += (r ? ", " : "") + ranks.nodes[r] + " -> rank " + std::to_string(r);
+    std::printf("ranks       %s (%s; latency on rank 0, until every output is there)\n",
+                line.c_str(), ranks.comm->name().c_str());
+  }
   std::printf("latency     median %.3f ms, p95 %.3f ms over %d runs\n", median, p95, args.repeat);
   if (simulated_ms)
     std::printf("simulated   %s ms (%+.1f%%)\n", FormatNumber(*simulated_ms).c_str(),

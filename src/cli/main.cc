@@ -2,10 +2,13 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "cli/cli_app.h"
+#include "hexplan/exec/mpi_communicator.h"
+#include "hexplan/exec/process_world.h"
 
 namespace {
 
@@ -29,5 +32,11 @@ void UsePassiveOpenMpWait(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   UsePassiveOpenMpWait(argc, argv);
+  // Commands started by mpirun (tensor-parallel runs) get their world from the MPI transport.
+  if (hx::exec::MpiTransportBuilt())
+    hx::exec::SetProcessCommunicatorFactory(
+        []() -> hx::StatusOr<std::unique_ptr<hx::exec::Communicator>> {
+          return hx::exec::StartMpiCommunicator();
+        });
   return hx::cli::RunCli(std::vector<std::string>(argv + 1, argv + argc));
 }

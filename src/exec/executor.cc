@@ -40,6 +40,8 @@ Status ExecOptions::Validate() const {
   if (!(watchdog_s >= 0.0)) return InvalidArgument("--watchdog: expected seconds >= 0");
   if (!(spin_us >= 0.0 && spin_us <= 1e6))
     return InvalidArgument("--spin-us: expected microseconds in [0, 1e6]");
+  if (communicator != nullptr && copy_order != CopyOrder::kPlan)
+    return InvalidArgument("--copy-order: only 'plan' runs across ranks (mpirun)");
   return Status::Ok();
 }
 
@@ -87,6 +89,16 @@ struct Executor::RunState {
   std::unique_ptr<std::atomic<int32_t>[]> refs;
   std::vector<int64_t> copied;  // per transfer: bytes copied so far
   const std::map<std::string, HostTensor>* inputs = nullptr;
+  // Across ranks: the posted receives (one per task of the receive stream, in its order) and the
+  // sends in flight with the (tensor, device) slot each reads, released once it completes.
+  struct SendInFlight {
+    std::unique_ptr<PendingTransfer> transfer;
+    size_t slot = 0;
+    int device = -1;
+  };
+  std::vector<std::unique_ptr<PendingTransfer>> receives;
+  std::mutex sends_mu;
+  std::vector<SendInFlight> sends;  // guarded by sends_mu
 
   size_t Slot(TensorId t, int device) const {
     return static_cast<size_t>(device) * num_tensors + t.value();
@@ -126,9 +138,16 @@ struct Executor::RunState {
     waiters = &e.waiters_;
     done_index = &e.done_index_;
     inputs = &run_inputs;
+    DropTransfers();
     go = false;
     failed = false;
     error = Status::Ok();
+  }
+  // Across ranks: forgets the posted receives (cancelled) and sends (before their buffers go).
+  void DropTransfers() {
+    receives.clear();
+    std::lock_guard<std::mutex> lock(sends_mu);
+    sends.clear();
   }
   // Tasks finished so far (the watchdog's measure of progress).
   size_t Finished() const {
@@ -267,15 +286,32 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(
     for (size_t i = 0; i < violations.size() && i < 20; ++i) msg += "\n  - " + violations[i];
     return InvalidArgument(msg);
   }
-  // Every op needs a kernel; every weight read needs a value.
+  e->transfer_src_.assign(plan.transfers.size(), -1);
+  e->transfer_dst_.assign(plan.transfers.size(), -1);
+  for (size_t i = 0; i < plan.transfers.size(); ++i) {
+    e->transfer_src_[i] = e->DeviceOfPlace(plan.transfers[i].src);
+    e->transfer_dst_[i] = e->DeviceOfPlace(plan.transfers[i].dst);
+    if (e->transfer_dst_[i] < 0)
+      return InvalidArgument("executor: transfer " + std::to_string(i) + " of '" +
+                             graph.tensor(plan.transfers[i].tensor).name +
+                             "' does not end on a device");
+  }
+  HX_RETURN_IF_ERROR(e->SplitAcrossRanks());
+  // Every op needs a kernel; every weight read needs a value (across ranks: this rank's ops).
+  std::vector<uint8_t> needed;
+  if (options.communicator != nullptr)
+    needed = WeightsReadOnRank(plan, graph, options.device_rank, options.communicator->rank());
   for (NodeId op : graph.Ops()) {
     const graph::Node& node = graph.node(op);
+    const DeviceId dev = e->tasks_.op_device[op.value()];
+    if (dev.valid() && !e->local_device_[dev.value()]) continue;
     if (!backend->Supports(node))
       return Unimplemented("op '" + node.name + "': the " + backend->name() +
                            " backend has no kernel for op type '" +
                            (node.domain.empty() ? "" : node.domain + ".") + node.op_type + "'");
   }
   for (NodeId w : graph.Weights()) {
+    if (!needed.empty() && !needed[w.value()]) continue;
     const graph::Tensor& t = graph.tensor(graph.node(w).outputs.at(0));
     if (w.value() >= weights->size() ||
         static_cast<int64_t>((*weights)[w.value()].bytes.size()) != t.Bytes())
@@ -287,21 +323,95 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(
 
   e->track_names_ = std::make_shared<std::vector<std::string>>();
   for (const plan::Stream& s : e->tasks_.streams) e->track_names_->push_back(s.name);
-  e->transfer_src_.assign(plan.transfers.size(), -1);
-  e->transfer_dst_.assign(plan.transfers.size(), -1);
-  for (size_t i = 0; i < plan.transfers.size(); ++i) {
-    e->transfer_src_[i] = e->DeviceOfPlace(plan.transfers[i].src);
-    e->transfer_dst_[i] = e->DeviceOfPlace(plan.transfers[i].dst);
-    if (e->transfer_dst_[i] < 0)
-      return InvalidArgument("executor: transfer " + std::to_string(i) + " of '" +
-                             graph.tensor(plan.transfers[i].tensor).name +
-                             "' does not end on a device");
-  }
 
   e->CountBufferReferences();
   e->IndexWaitersAndMarks();
   e->ChooseInlineCopyStreams();
   return e;
+}
+
+std::vector<uint8_t> WeightsReadOnRank(const plan::Plan& plan, const graph::Graph& graph,
+                                       const std::vector<int>& device_rank, int rank) {
+  std::vector<uint8_t> read(graph.num_nodes(), 0);
+  auto on_rank = [&](DeviceId d) {
+    return d.valid() && d.index() < device_rank.size() && device_rank[d.index()] == rank;
+  };
+  const std::vector<DeviceId> op_device = plan.OpDevices(graph.num_nodes());
+  for (NodeId op : graph.Ops())
+    if (on_rank(op_device[op.value()]))
+      for (NodeId w : plan::WeightInputs(graph, op)) read[w.value()] = 1;
+  // A relay loads a weight for another device's ops (parallel transmission).
+  for (const plan::WeightPlacement& wp : plan.weights)
+    if (wp.mode == plan::WeightMode::kRelay && on_rank(wp.relay)) read[wp.weight.value()] = 1;
+  // Rank 0 writes the outputs, a weight among them too.
+  for (NodeId out : graph.Outputs()) {
+    const NodeId producer = graph.tensor(graph.node(out).inputs.at(0)).producer;
+    if (rank == 0 && graph.node(producer).kind == NodeKind::kWeight) read[producer.value()] = 1;
+  }
+  return read;
+}
+
+Status Executor::SplitAcrossRanks() {
+  local_device_.assign(cluster_->num_devices(), 1);
+  task_role_.assign(tasks_.tasks.size(), TaskRole::kLocal);
+  const Communicator* comm = options_.communicator;
+  if (comm == nullptr) return Status::Ok();
+  if (options_.device_rank.size() != cluster_->num_devices())
+    return InvalidArgument("executor: " + std::to_string(options_.device_rank.size()) +
+                           " device ranks for the " + std::to_string(cluster_->num_devices()) +
+                           " devices of cluster '" + cluster_->name() + "'");
+  for (size_t d = 0; d < local_device_.size(); ++d) {
+    const int r = options_.device_rank[d];
+    if (r < 0 || r >= comm->size())
+      return InvalidArgument("executor: device '" + cluster_->device(DeviceId(d)).name +
+                             "' is on rank " + std::to_string(r) + " of " +
+                             std::to_string(comm->size()));
+    local_device_[d] = r == comm->rank() ? 1 : 0;
+  }
+  for (size_t k = 0; k < tasks_.tasks.size(); ++k) {
+    const plan::Task& t = tasks_.tasks[k];
+    if (t.kind == plan::Task::Kind::kSubgraph) {
+      const DeviceId dev = plan_->devices[t.schedule].device;
+      task_role_[k] = local_device_[dev.index()] ? TaskRole::kLocal : TaskRole::kRemote;
+      continue;
+    }
+    const int src = transfer_src_[t.transfer], dst = transfer_dst_[t.transfer];
+    const bool dst_here = local_device_[static_cast<size_t>(dst)] != 0;
+    const bool src_here = src < 0 ? dst_here : local_device_[static_cast<size_t>(src)] != 0;
+    task_role_[k] = src_here && dst_here ? TaskRole::kLocal
+                    : src_here           ? TaskRole::kSend
+                    : dst_here           ? TaskRole::kReceive
+                                         : TaskRole::kRemote;
+  }
+  // The streams keep this rank's tasks in their order; the receives move to a stream of their
+  // own (in transfer order), whose thread completes them as they arrive.
+  plan::Stream receive;
+  receive.name = "receive from other ranks";
+  for (plan::Stream& st : tasks_.streams) {
+    std::vector<uint32_t> kept;
+    for (uint32_t task : st.tasks) {
+      const TaskRole role = task_role_[task];
+      if (role == TaskRole::kLocal || role == TaskRole::kSend) kept.push_back(task);
+      if (role == TaskRole::kReceive) receive.tasks.push_back(task);
+      num_sends_ += role == TaskRole::kSend ? 1 : 0;
+    }
+    st.tasks = std::move(kept);
+  }
+  std::sort(receive.tasks.begin(), receive.tasks.end(), [&](uint32_t a, uint32_t b) {
+    return tasks_.tasks[a].transfer < tasks_.tasks[b].transfer;
+  });
+  // A receive waits only for its message; no task waits for another rank's.
+  for (size_t k = 0; k < tasks_.tasks.size(); ++k) {
+    std::vector<uint32_t>& deps = tasks_.tasks[k].deps;
+    if (task_role_[k] == TaskRole::kReceive || task_role_[k] == TaskRole::kRemote) deps.clear();
+    std::erase_if(deps, [&](uint32_t d) { return task_role_[d] == TaskRole::kRemote; });
+  }
+  if (!receive.tasks.empty() || num_sends_ > 0) {
+    receive_stream_ = static_cast<uint32_t>(tasks_.streams.size());
+    for (uint32_t task : receive.tasks) tasks_.tasks[task].stream = receive_stream_;
+    tasks_.streams.push_back(std::move(receive));
+  }
+  return Status::Ok();
 }
 
 void Executor::CountBufferReferences() {
@@ -377,7 +487,7 @@ void Executor::ChooseInlineCopyStreams() {
       backend_->CopiesOnCallingThread()) {
     for (size_t k = 0; k < tasks_.streams.size(); ++k) {
       const plan::Stream& st = tasks_.streams[k];
-      if (st.compute) continue;
+      if (st.compute || k == receive_stream_) continue;
       bool activations_only = true;
       for (uint32_t task : st.tasks) {
         const uint32_t i = tasks_.tasks[task].transfer;
@@ -389,6 +499,13 @@ void Executor::ChooseInlineCopyStreams() {
       has_inline_streams_ = has_inline_streams_ || activations_only;
     }
   }
+  // Across ranks, the streams of other ranks' devices (left empty) get no thread.
+  if (options_.communicator != nullptr)
+    for (size_t k = 0; k < tasks_.streams.size(); ++k)
+      if (tasks_.streams[k].tasks.empty() && k != receive_stream_) {
+        inline_stream_[k] = 1;
+        has_inline_streams_ = true;
+      }
   // The devices each copy stream copies to (its thread is bound near them, BindCopyThread).
   stream_destinations_.assign(tasks_.streams.size(), {});
   for (size_t k = 0; k < tasks_.streams.size(); ++k) {
@@ -562,6 +679,7 @@ Status Executor::Complete(RunState& s, uint32_t task) {
 }
 
 Status Executor::RunTransferChunk(RunState& s, uint32_t task, int64_t offset, int64_t bytes) {
+  if (task_role_[task] == TaskRole::kSend) return PostSendTransfer(s, task);
   const uint32_t index = tasks_.tasks[task].transfer;
   const plan::Transfer& tr = plan_->transfers[index];
   const graph::Tensor& tensor = graph_->tensor(tr.tensor);
@@ -629,6 +747,113 @@ Status Executor::RunTransferChunk(RunState& s, uint32_t task, int64_t offset, in
     ++s.progress[stream].transfers;
   }
   return Status::Ok();
+}
+
+Status Executor::PostSendTransfer(RunState& s, uint32_t task) {
+  const uint32_t index = tasks_.tasks[task].transfer;
+  const plan::Transfer& tr = plan_->transfers[index];
+  const graph::Tensor& tensor = graph_->tensor(tr.tensor);
+  const int src = transfer_src_[index], dst = transfer_dst_[index];
+  const uint32_t stream = tasks_.tasks[task].stream;
+  const size_t slot = s.Slot(tr.tensor, src);
+  sim::SimEvent ev;
+  ev.transfer = index;
+  ev.value = static_cast<double>(tensor.Bytes());
+  ev.track = (*track_names_)[stream];
+  if (options_.record_events) {
+    ev.kind = sim::SimEvent::Kind::kTransferStart;
+    ev.time = s.Now();
+    s.progress[stream].events.push_back(ev);
+  }
+  auto posted =
+      options_.communicator->PostSend(options_.device_rank[static_cast<size_t>(dst)],
+                                      static_cast<int>(index), s.slots[slot].ptr, tensor.Bytes());
+  if (!posted.ok())
+    return posted.status().WithContext("transfer " + std::to_string(index) + " of '" + tensor.name +
+                                       "' to " + cluster_->place(tr.dst).name);
+  {
+    std::lock_guard<std::mutex> lock(s.sends_mu);
+    s.sends.push_back({std::move(posted).value(), slot, src});
+  }
+  // Posted is done for this rank: nothing here waits for the tensor on the other rank's device.
+  if (options_.record_events) {
+    ev.kind = sim::SimEvent::Kind::kTransferFinish;
+    ev.time = s.Now();
+    s.progress[stream].events.push_back(ev);
+  }
+  ++s.progress[stream].transfers;
+  return Status::Ok();
+}
+
+Status Executor::RunReceiveStream(RunState& s, uint32_t stream) {
+  const std::vector<uint32_t>& queue = tasks_.streams[stream].tasks;
+  HX_RETURN_IF_ERROR(backend_->BindCopyThread(stream_destinations_[stream]));
+  if (!s.WaitGo(stream)) return Status::Ok();
+  std::vector<uint8_t> arrived(queue.size(), 0);
+  size_t first = 0, sends_done = 0;  // first: the first receive not yet arrived
+  for (uint32_t idle = 0; first < queue.size() || sends_done < num_sends_;) {
+    if (s.failed.load(std::memory_order_acquire)) return Status::Ok();
+    bool progress = false;
+    // Messages arrive about in plan order: look at the next few outstanding receives.
+    for (size_t k = first, looked = 0; k < queue.size() && looked < 8; ++k) {
+      if (arrived[k]) continue;
+      ++looked;
+      if (!s.receives[k]->Done()) continue;
+      const plan::Transfer& tr = plan_->transfers[tasks_.tasks[queue[k]].transfer];
+      HX_RETURN_IF_ERROR(s.receives[k]->Wait().WithContext(
+          "transfer " + std::to_string(tasks_.tasks[queue[k]].transfer) + " of '" +
+          graph_->tensor(tr.tensor).name + "' from " + cluster_->place(tr.src).name));
+      arrived[k] = 1;
+      progress = true;
+      if (options_.record_events) {
+        sim::SimEvent ev;
+        ev.kind = sim::SimEvent::Kind::kTransferStart;
+        ev.time = s.Now();
+        ev.transfer = tasks_.tasks[queue[k]].transfer;
+        ev.value = static_cast<double>(graph_->tensor(tr.tensor).Bytes());
+        ev.track = (*track_names_)[stream];
+        s.progress[stream].events.push_back(ev);
+        ev.kind = sim::SimEvent::Kind::kTransferFinish;
+        s.progress[stream].events.push_back(ev);
+      }
+      ++s.progress[stream].transfers;
+      HX_RETURN_IF_ERROR(Complete(s, queue[k]));
+    }
+    while (first < queue.size() && arrived[first]) ++first;
+    HX_ASSIGN_OR_RETURN(const size_t reaped, ReapSends(s));
+    sends_done += reaped;
+    progress = progress || reaped > 0;
+    idle = progress ? 0 : idle + 1;
+    if (idle > 64)
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+    else if (idle > 0)
+      std::this_thread::yield();
+  }
+  return Status::Ok();
+}
+
+StatusOr<size_t> Executor::ReapSends(RunState& s) {
+  std::vector<RunState::SendInFlight> done;
+  {
+    std::lock_guard<std::mutex> lock(s.sends_mu);
+    for (size_t k = 0; k < s.sends.size();) {
+      if (s.sends[k].transfer->Done()) {
+        done.push_back(std::move(s.sends[k]));
+        s.sends[k] = std::move(s.sends.back());
+        s.sends.pop_back();
+      } else {
+        ++k;
+      }
+    }
+  }
+  for (RunState::SendInFlight& f : done) {
+    HX_RETURN_IF_ERROR(f.transfer->Wait());
+    if (s.refs[f.slot].fetch_sub(1) == 1) {
+      backend_->Free(f.device, s.slots[f.slot]);
+      s.slots[f.slot] = DeviceBuffer{};
+    }
+  }
+  return done.size();
 }
 
 Status Executor::RunCopyStream(RunState& s, uint32_t stream) {
@@ -699,6 +924,7 @@ Status Executor::PlaceInputsAndResidentWeights(RunState& s,
                                                const std::map<std::string, HostTensor>& inputs) {
   Status setup;
   for (size_t d = 0; d < cluster_->num_devices() && setup.ok(); ++d) {
+    if (!local_device_[d]) continue;  // another rank's device
     for (TensorId t : input_slots_[d]) {
       const graph::Tensor& tensor = graph_->tensor(t);
       auto buffer = backend_->Allocate(static_cast<int>(d), tensor.Bytes());
@@ -715,7 +941,8 @@ Status Executor::PlaceInputsAndResidentWeights(RunState& s,
   }
   for (const plan::WeightPlacement& wp : plan_->weights) {
     if (!setup.ok()) break;
-    if (!wp.resident || wp.mode == plan::WeightMode::kDha) continue;
+    if (!wp.resident || wp.mode == plan::WeightMode::kDha || !local_device_[wp.device.index()])
+      continue;
     const TensorId t = graph_->node(wp.weight).outputs.at(0);
     const int d = static_cast<int>(wp.device.value());
     if (s.slots[s.Slot(t, d)].ptr != nullptr) continue;
@@ -730,6 +957,27 @@ Status Executor::PlaceInputsAndResidentWeights(RunState& s,
                                        bytes);
   }
   return setup;
+}
+
+Status Executor::PostReceives(RunState& s) {
+  if (receive_stream_ == plan::kNoTask) return Status::Ok();
+  for (uint32_t task : tasks_.streams[receive_stream_].tasks) {
+    const uint32_t index = tasks_.tasks[task].transfer;
+    const plan::Transfer& tr = plan_->transfers[index];
+    const graph::Tensor& tensor = graph_->tensor(tr.tensor);
+    const int src = transfer_src_[index], dst = transfer_dst_[index];
+    const std::string what = "transfer " + std::to_string(index) + " of '" + tensor.name +
+                             "' from " + cluster_->place(tr.src).name;
+    auto buffer = backend_->Allocate(dst, tensor.Bytes());
+    if (!buffer.ok()) return buffer.status().WithContext(what);
+    s.slots[s.Slot(tr.tensor, dst)] = *buffer;
+    auto posted =
+        options_.communicator->PostReceive(options_.device_rank[static_cast<size_t>(src)],
+                                           static_cast<int>(index), buffer->ptr, tensor.Bytes());
+    if (!posted.ok()) return posted.status().WithContext(what);
+    s.receives.push_back(std::move(posted).value());
+  }
+  return Status::Ok();
 }
 
 void Executor::Watch(RunState& s) const {
@@ -771,7 +1019,14 @@ StatusOr<ExecResult> Executor::Run(const std::map<std::string, HostTensor>& inpu
   backend_->ResetPeakMemory();
 
   // Before the clock: graph inputs on the devices that read them, resident weights.
-  if (Status setup = PlaceInputsAndResidentWeights(s, inputs); !setup.ok()) {
+  Status setup = PlaceInputsAndResidentWeights(s, inputs);
+  // Across ranks: every receive posted, then all ranks start together.
+  if (setup.ok() && options_.communicator != nullptr) {
+    setup = PostReceives(s);
+    if (setup.ok()) setup = options_.communicator->Barrier();
+  }
+  if (!setup.ok()) {
+    s.DropTransfers();
     FreeAll(s);
     return setup;
   }
@@ -783,7 +1038,9 @@ StatusOr<ExecResult> Executor::Run(const std::map<std::string, HostTensor>& inpu
   if (workers_ == nullptr) workers_ = std::make_unique<WorkerPool>(threaded.size());
   const std::function<void(size_t)> job = [this, &s, &threaded](size_t i) {
     const uint32_t k = threaded[i];
-    Status st = tasks_.streams[k].compute ? RunComputeStream(s, k) : RunCopyStream(s, k);
+    Status st = tasks_.streams[k].compute ? RunComputeStream(s, k)
+                : k == receive_stream_    ? RunReceiveStream(s, k)
+                                          : RunCopyStream(s, k);
     if (!st.ok()) s.Fail(st);
   };
   workers_->Start(job);
@@ -805,6 +1062,7 @@ StatusOr<ExecResult> Executor::Run(const std::map<std::string, HostTensor>& inpu
   Watch(s);
   workers_->Wait();
   if (s.failed) {
+    s.DropTransfers();
     FreeAll(s);
     return s.error;
   }
@@ -833,12 +1091,17 @@ StatusOr<ExecResult> Executor::CollectResult(RunState& s,
   }
   for (size_t d = 0; d < D; ++d)
     result.peak_memory_bytes.push_back(backend_->PeakMemory(static_cast<int>(d)));
+  std::vector<uint8_t> local;  // per output: produced here (or by no op)
   for (NodeId out : graph_->Outputs()) {
     const TensorId t = graph_->node(out).inputs.at(0);
     const graph::Tensor& tensor = graph_->tensor(t);
     const graph::Node& producer = graph_->node(tensor.producer);
     HostTensor value(tensor.dtype, tensor.shape);
-    if (producer.kind == NodeKind::kInput) {
+    const DeviceId where = tasks_.op_device[tensor.producer.value()];
+    local.push_back(!producer.is_op() || !where.valid() || local_device_[where.index()]);
+    if (!local.back()) {
+      // Another rank's: GatherOutputs brings it to rank 0.
+    } else if (producer.kind == NodeKind::kInput) {
       value = inputs.at(producer.name);
     } else if (producer.kind == NodeKind::kWeight) {
       value = (*weights_)[tensor.producer.value()];
@@ -859,6 +1122,12 @@ StatusOr<ExecResult> Executor::CollectResult(RunState& s,
     result.outputs.push_back(std::move(value));
   }
   FreeAll(s);
+  if (options_.communicator != nullptr) {
+    HX_RETURN_IF_ERROR(GatherOutputs(&result.outputs, local));
+    // Rank 0's latency runs until every output is here: the end of the whole run.
+    if (options_.communicator->rank() == 0)
+      result.latency_s = std::chrono::duration<double>(Clock::now() - s.t0).count();
+  }
   if (options_.record_events) {
     result.track_names = track_names_;
     for (const RunState::StreamProgress& p : s.progress)
@@ -868,6 +1137,39 @@ StatusOr<ExecResult> Executor::CollectResult(RunState& s,
         [](const sim::SimEvent& a, const sim::SimEvent& b) { return a.time < b.time; });
   }
   return result;
+}
+
+Status Executor::GatherOutputs(std::vector<HostTensor>* values,
+                               const std::vector<uint8_t>& local) const {
+  Communicator* comm = options_.communicator;
+  if (comm == nullptr) return Status::Ok();
+  // Tags after the transfers' (a transfer's tag is its index).
+  const int first_tag = static_cast<int>(plan_->transfers.size());
+  const std::vector<NodeId> outputs = graph_->Outputs();
+  std::vector<std::unique_ptr<PendingTransfer>> pending;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const NodeId producer = graph_->tensor(graph_->node(outputs[i]).inputs.at(0)).producer;
+    const DeviceId where = tasks_.op_device[producer.value()];
+    if (!graph_->node(producer).is_op() || !where.valid()) continue;
+    const int owner = options_.device_rank[where.index()];
+    HostTensor& value = (*values)[i];
+    const int64_t bytes = static_cast<int64_t>(value.bytes.size());
+    const int tag = first_tag + static_cast<int>(i);
+    StatusOr<std::unique_ptr<PendingTransfer>> posted{std::unique_ptr<PendingTransfer>()};
+    if (comm->rank() == 0 && owner != 0)
+      posted = comm->PostReceive(owner, tag, value.bytes.data(), bytes);
+    else if (comm->rank() != 0 && owner == comm->rank())
+      posted = comm->PostSend(0, tag, value.bytes.data(), bytes);
+    if (!posted.ok())
+      return posted.status().WithContext("graph output '" + graph_->node(outputs[i]).name + "'");
+    if (*posted != nullptr) pending.push_back(std::move(posted).value());
+  }
+  for (auto& p : pending) HX_RETURN_IF_ERROR(p->Wait().WithContext("gathering the outputs"));
+  // Off rank 0, the other ranks' outputs stay empty.
+  if (comm->rank() != 0)
+    for (size_t i = 0; i < values->size(); ++i)
+      if (!local[i]) (*values)[i] = HostTensor();
+  return Status::Ok();
 }
 
 }  // namespace hx::exec

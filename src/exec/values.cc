@@ -127,8 +127,14 @@ void FillRandom(const Graph& graph, NodeId id, uint64_t seed, HostTensor* t) {
 }  // namespace
 
 StatusOr<std::vector<HostTensor>> MaterializeWeights(const Graph& graph, uint64_t seed) {
+  return MaterializeWeights(graph, seed, std::vector<uint8_t>(graph.num_nodes(), 1));
+}
+
+StatusOr<std::vector<HostTensor>> MaterializeWeights(const Graph& graph, uint64_t seed,
+                                                     const std::vector<uint8_t>& only) {
   std::vector<HostTensor> weights(graph.num_nodes());
   for (NodeId id : graph.Weights()) {
+    if (id.value() >= only.size() || !only[id.value()]) continue;
     const graph::Node& node = graph.node(id);
     if (node.outputs.empty()) return InvalidArgument("weight '" + node.name + "' has no tensor");
     const graph::Tensor& t = graph.tensor(node.outputs[0]);

@@ -24,6 +24,7 @@
 
 #include "hexplan/core/status.h"
 #include "hexplan/exec/backend.h"
+#include "hexplan/exec/communicator.h"
 #include "hexplan/exec/tensor.h"
 #include "hexplan/exec/worker_pool.h"
 #include "hexplan/graph/graph.h"
@@ -50,12 +51,21 @@ struct ExecOptions {
   // A device thread polls this long for what its next subgraph waits for before it sleeps on its
   // condition variable (waking a sleeping core costs tens of microseconds); 0 sleeps at once.
   double spin_us = 50.0;
+  // A run that spans processes (docs/runtime.md, "Across machines"): this process is rank
+  // communicator->rank() and runs only the devices whose entry in `device_rank` (one per cluster
+  // device) is that rank. Activations from and to the other ranks' devices travel through the
+  // communicator (receives posted before the clock, sends as soon as the producer is done), and
+  // rank 0 gathers the graph outputs. Null: every device runs in this process.
+  Communicator* communicator = nullptr;
+  std::vector<int> device_rank;
   Status Validate() const;
 };
 
 struct ExecResult {
   double latency_s = 0.0;
   std::vector<std::string> output_names;  // graph outputs, in graph.Outputs() order
+  // Across ranks (ExecOptions::communicator): rank 0 holds every output; another rank holds
+  // those its devices produced and empty tensors for the rest.
   std::vector<HostTensor> outputs;
   std::vector<int64_t> peak_memory_bytes;  // per device
   // Op and transfer events in time order (the simulator's event type; times in seconds since the
@@ -64,7 +74,7 @@ struct ExecResult {
   std::vector<sim::SimEvent> events;
   std::shared_ptr<const std::vector<std::string>> track_names;
   uint64_t ops_run = 0;
-  uint64_t transfers_run = 0;
+  uint64_t transfers_run = 0;  // across ranks: this rank's, sends and receives included
   // Activation copies that device threads ran themselves (ExecOptions::inline_activation_copies)
   // and the time they spent on them, copy and bookkeeping, summed over the threads.
   uint64_t inline_copies = 0;
@@ -74,12 +84,18 @@ struct ExecResult {
   std::vector<double> device_finish_s;
 };
 
+// Across ranks: the weights (by NodeId, as exec/values.h's MaterializeWeights numbers them) that
+// the ops on `rank`'s devices read, i.e. the only ones that rank needs values for.
+std::vector<uint8_t> WeightsReadOnRank(const plan::Plan& plan, const graph::Graph& graph,
+                                       const std::vector<int>& device_rank, int rank);
+
 class Executor {
  public:
   // Checks the plan's structure (the task graph), that the backend has one device per cluster
   // device and a kernel for every op, and that `weights` (by NodeId, exec/values.h) holds every
-  // weight the graph reads. The plan, graph, cluster, backend and weights must outlive the
-  // executor (weights are read in place: DHA ops read them, loads copy from them).
+  // weight the graph reads (across ranks: the ops of this rank's devices). The plan, graph,
+  // cluster, backend and weights must outlive the executor (weights are read in place: DHA ops read
+  // them, loads copy from them).
   static StatusOr<std::unique_ptr<Executor>> Create(const plan::Plan& plan,
                                                     const graph::Graph& graph,
                                                     const hw::Cluster& cluster,
@@ -102,6 +118,14 @@ class Executor {
   Executor() = default;
   Status RunComputeStream(RunState& state, uint32_t stream);
   Status RunCopyStream(RunState& state, uint32_t stream);
+  // Across ranks: the thread of the stream that holds the receives (receive_stream_) marks each
+  // receive done as it arrives and releases the buffers of completed sends.
+  Status RunReceiveStream(RunState& state, uint32_t stream);
+  // A transfer to another rank's device: posts the send (the source buffer is released once it
+  // completes).
+  Status PostSendTransfer(RunState& state, uint32_t task);
+  // Releases the source buffers of the sends that completed; returns how many did.
+  StatusOr<size_t> ReapSends(RunState& state);
   Status RunTransferChunk(RunState& state, uint32_t task, int64_t offset, int64_t bytes);
   // Marks `task` done, then runs the transfers of thread-less streams that became ready.
   Status Complete(RunState& state, uint32_t task);
@@ -115,6 +139,10 @@ class Executor {
   // Create's steps after the checks, once transfer_src_ and transfer_dst_ are known: the readers
   // of each buffer and the graph inputs each device reads; who waits for each task and where its
   // mark lives; which copy streams run on no thread of their own, and where each copies to.
+  // Across ranks: keeps this rank's tasks (subgraphs on its devices, transfers to or from them),
+  // moves the transfers from other ranks to one receive stream and drops waits on other ranks'
+  // tasks. Create's step after the task graph is checked.
+  Status SplitAcrossRanks();
   void CountBufferReferences();
   void IndexWaitersAndMarks();
   void ChooseInlineCopyStreams();
@@ -123,7 +151,10 @@ class Executor {
   // ExecOptions::watchdog_s); the result (latency, outputs, events); and freeing every buffer.
   Status PlaceInputsAndResidentWeights(RunState& state,
                                        const std::map<std::string, HostTensor>& inputs);
+  Status PostReceives(RunState& state);
   void Watch(RunState& state) const;
+  // Across ranks: the outputs other ranks produced, sent to rank 0 (`value` per output).
+  Status GatherOutputs(std::vector<HostTensor>* values, const std::vector<uint8_t>& local) const;
   StatusOr<ExecResult> CollectResult(RunState& state,
                                      const std::map<std::string, HostTensor>& inputs);
   void FreeAll(RunState& state);
@@ -146,6 +177,13 @@ class Executor {
   std::vector<std::vector<int>> stream_destinations_;  // per copy stream: devices it copies to
   std::vector<uint8_t> inline_stream_;  // per stream: a copy stream run by no thread of its own
   bool has_inline_streams_ = false;
+  // Across ranks (options_.communicator): per device whether this rank runs it (all 1 in one
+  // process); per task its role; the stream of the receives (kNoTask when none); how many sends.
+  enum class TaskRole : uint8_t { kLocal, kSend, kReceive, kRemote };
+  std::vector<uint8_t> local_device_;
+  std::vector<TaskRole> task_role_;
+  uint32_t receive_stream_ = plan::kNoTask;
+  size_t num_sends_ = 0;
   std::vector<uint32_t> done_index_;  // per task: its "done" mark in RunState (grouped by stream)
   size_t done_slots_ = 0;
   std::unique_ptr<RunState> state_;      // reused by every Run

@@ -21,6 +21,10 @@ namespace hx::exec {
 // bool weights of shape [..., n, n] a causal (lower-triangular) mask, integers in the range of
 // the Gather that reads them. Errors name the weight.
 StatusOr<std::vector<HostTensor>> MaterializeWeights(const graph::Graph& graph, uint64_t seed);
+// Only the weights whose entry in `only` (by NodeId) is nonzero; the others stay empty. A
+// weight's random values depend on its name and the seed alone, so they equal the full call's.
+StatusOr<std::vector<HostTensor>> MaterializeWeights(const graph::Graph& graph, uint64_t seed,
+                                                     const std::vector<uint8_t>& only);
 
 // Random values for every graph input, by input name: floats uniform in [-1, 1), integers valid
 // indices for the Gathers that read them (else 0 or 1).

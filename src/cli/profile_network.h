@@ -1,0 +1,43 @@
+#pragma once
+// `mpirun -np N hexplan profile ... --network FILE`: point-to-point and all-reduce times between
+// the ranks, fitted to the alpha-beta model with the cost layer's collective fitter
+// (cost/fit_collective.h; the one fit for NCCL's data and for ours). docs/runtime.md, "Across
+// machines".
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "hexplan/core/status.h"
+#include "hexplan/cost/fit_collective.h"
+#include "hexplan/exec/communicator.h"
+
+namespace hx::cli {
+
+struct NetworkProfileOptions {
+  int64_t min_bytes = int64_t{4} << 10;   // 4 KiB
+  int64_t max_bytes = int64_t{64} << 20;  // 64 MiB; sizes go up by 4x
+  int repeats = 5;                        // timed round trips / all-reduces per size (median)
+  Status Validate() const;
+};
+
+struct NetworkProfile {
+  int ranks = 0;
+  // Per peer rank 1..N-1 (index 0 unused): one-way times between rank 0 and it (half a round
+  // trip) and their fit: latency = 2 * alpha_s of a two-rank "ring" (t = 2 alpha + S / bw).
+  std::vector<std::vector<cost::CollectiveSample>> p2p;
+  std::vector<cost::AllReduceModel> p2p_fit;
+  std::vector<cost::CollectiveSample> all_reduce;  // over every rank
+  cost::AllReduceModel all_reduce_fit;
+  // Measured, not fitted (the fitter models a ring all-reduce); bytes: the gathered result, the
+  // reduced input.
+  std::vector<cost::CollectiveSample> all_gather, reduce_scatter;
+  nlohmann::json ToJson() const;  // with each fit's errors on its samples
+};
+
+// Every rank calls it (collective). Times are rank 0's; the result is complete on rank 0 only.
+// The collectives' results are checked (Internal when a transport returns wrong values).
+StatusOr<NetworkProfile> MeasureNetwork(exec::Communicator& comm,
+                                        const NetworkProfileOptions& options);
+
+}  // namespace hx::cli
