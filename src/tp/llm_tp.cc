@@ -92,7 +92,7 @@ double AttentionTime(const TpGpu& gpu, double w, double batch, double q, double 
   double qk =
       KernelTime(2.0 * batch * q * kv * h * w, (batch * q * h + batch * kv * hkv + scores) * b * w,
                  gpu, tp, cost::OpClass::kGemm);
-  double softmax = KernelTime(0.0, 2.0 * scores * b * w, gpu, tp, cost::OpClass::kNormalization);
+  double softmax = KernelTime(0.0, 2.0 * scores * b * w, gpu, tp, cost::OpClass::kSoftmax);
   double av =
       KernelTime(2.0 * batch * q * kv * h * w, (scores + batch * kv * hkv + batch * q * h) * b * w,
                  gpu, tp, cost::OpClass::kGemm);

@@ -81,9 +81,10 @@ StatusOr<LayerComparison> CompareLlmCompassLayerWith(const std::string& dir, boo
   return CompareLlmCompassLayerOps(
       dir, prefill,
       [&](LlmCompassOp op, double flops, double bytes) {
-        cost::OpClass c = op == LlmCompassOp::kMatmul ? cost::OpClass::kGemm
-                          : op == LlmCompassOp::kGelu ? cost::OpClass::kElementwise
-                                                      : cost::OpClass::kNormalization;
+        cost::OpClass c = op == LlmCompassOp::kMatmul    ? cost::OpClass::kGemm
+                          : op == LlmCompassOp::kGelu    ? cost::OpClass::kElementwise
+                          : op == LlmCompassOp::kSoftmax ? cost::OpClass::kSoftmax
+                                                         : cost::OpClass::kNormalization;
         return kernel(c, flops, bytes);
       },
       allreduce);
