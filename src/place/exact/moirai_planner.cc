@@ -68,10 +68,11 @@ StatusOr<MoiraiExpanded> ExpandAndRefine(const GraphProblem& problem,
   return out;
 }
 
-// At most this many coarse tasks for a time limit: CBC's root LP and first dives on MOIRAI's
-// model take about a second per 40 tasks on this project's 2-core machines.
+// At most this many coarse tasks for a time limit: one per second, at least 16. Measured on this
+// project's loaded 2-core machine (docs/placement.md): CBC proves swin-6.6b's 30 blocks optimal
+// within 60 s, and finds no bound at all for its 102 scopes before the limit.
 int MaxCoarseTasks(double time_limit_s) {
-  return static_cast<int>(std::clamp(40.0 * time_limit_s, 64.0, 2000.0));
+  return static_cast<int>(std::clamp(time_limit_s, 16.0, 2000.0));
 }
 
 std::string CoarseDetail(const TaskCoarsening& c, int tasks, const MoiraiResult& milp, int rounds,
@@ -80,7 +81,7 @@ std::string CoarseDetail(const TaskCoarsening& c, int tasks, const MoiraiResult&
          " binaries, " + std::to_string(milp.num_constraints) + " constraints, " +
          PlanStatusName(milp.status) +
          (milp.has_bound ? "; bound and gap are the coarse model's (plans that keep each coarse "
-                           "task on one device, loads not modelled), not a bound for every plan"
+                           "task on one device), not a bound for every plan"
                          : "") +
          (rounds > 1 ? "; " + std::to_string(rounds) + " rounds for memory" : "") +
          (refined ? "; boundary refinement kept" : "");
@@ -101,7 +102,10 @@ StatusOr<ExactAnswer> SolveCoarseMoirai(const PlanRequest& request, GraphProblem
     auto warm =
         WarmStartFor(coarsening.coarse, request.options.warm_start, "moirai", request.logger,
                      [&](const Schedule& s) { return ModelMakespan(coarsening.coarse, s); });
-    options.time_limit_s = std::max(0.05, round < 3 ? 0.7 * left : left);
+    // Most of the time to the first solve; a round for memory gets what is left (at least a
+    // twentieth of the limit, so it may run past it a little).
+    options.time_limit_s =
+        round == 1 ? 0.85 * left : std::max(left, 0.05 * request.options.time_limit_s);
     auto milp = ScheduleMoirai(coarsening.coarse, warm.ok() ? &warm->schedule : nullptr, options,
                                request.logger);
     if (!milp.ok() && have) break;  // the lowered room holds no placement: keep the last
@@ -143,7 +147,14 @@ class MoiraiPlanner final : public ExactPlanner {
   Coarsening DefaultCoarsening() const override { return Coarsening::kFusion; }
 
  protected:
-  StatusOr<ExactAnswer> SolveModel(const PlanRequest& request, const OptionSet&,
+  std::vector<OptionSpec> ModelOptions() const override {
+    return {IntOption("coarse-tasks",
+                      "at most this many tasks in the MILP: scopes, blocks, groups of blocks or "
+                      "chunks until it fits (0: by the time limit)",
+                      0, 0, 100000)};
+  }
+
+  StatusOr<ExactAnswer> SolveModel(const PlanRequest& request, const OptionSet& own,
                                    const MilpSettings& settings) override {
     Stopwatch clock;
     const cost::CostModel& cost = *request.cost;
@@ -154,14 +165,20 @@ class MoiraiPlanner final : public ExactPlanner {
     MoiraiOptions options;
     ApplyMilpSettings(settings, TimeLeftForModel(request, clock.ElapsedSeconds()), &options);
     TaskCoarseningOptions coarse_options;
-    coarse_options.max_tasks = MaxCoarseTasks(request.options.time_limit_s);
+    coarse_options.max_tasks = own.Int("coarse-tasks") > 0
+                                   ? static_cast<int>(own.Int("coarse-tasks"))
+                                   : MaxCoarseTasks(request.options.time_limit_s);
     coarse_options.max_constraints = options.max_constraints;
     HX_ASSIGN_OR_RETURN(TaskCoarsening coarsening, CoarsenTasks(problem.problem, coarse_options));
     if (coarsening.level != CoarseLevel::kNone) {
       LogTo(request.logger, LogLevel::kInfo,
             "moirai: " + coarsening.Summary(problem.problem.num_tasks()));
+      const double prepared_s = clock.ElapsedSeconds();
       HX_ASSIGN_OR_RETURN(ExactAnswer answer,
                           SolveCoarseMoirai(request, problem, coarsening, options, clock));
+      char when[64];
+      std::snprintf(when, sizeof when, "; coarse model ready after %.1f s", prepared_s);
+      answer.detail += when;
       // The warm start has no objective in the coarse model's terms (no gap for it).
       if (warm.ok()) {
         if (auto plan = PlanFromSchedule(problem, warm->schedule, cost); plan.ok())

@@ -235,7 +235,7 @@ std::string TaskCoarsening::Summary(int original_tasks) const {
 size_t EstimateMoiraiConstraints(const SchedulingProblem& p, bool congestion_control,
                                  size_t stop_above) {
   const size_t n = p.num_tasks(), D = p.num_devices(), E = p.edges().size();
-  size_t count = n * 3 + 2 * D + E * (3 + 3 * D + D * (D - 1));
+  size_t count = n * 4 + 3 * D + E * (3 + 3 * D + D * (D - 1));
   if (count > stop_above) return count;
   const auto reach = CoarseReachability(p);
   for (int i = 0; i < static_cast<int>(n); ++i) {
