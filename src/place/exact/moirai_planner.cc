@@ -90,14 +90,16 @@ std::string CoarseDetail(const TaskCoarsening& c, int tasks, const MoiraiResult&
 // MOIRAI on a coarsened problem: the MILP on the coarse tasks (warm-started from the fast
 // schedulers on them), expanded and refined; when the plan overflows a device once activations
 // are counted as the validator counts them, that device's room is lowered and the MILP solved
-// again with the time left (up to three rounds).
+// again with the time left (up to four rounds, each lowering by 1.05 times the round number
+// times the overflow, as PlanWithinMemory does).
 StatusOr<ExactAnswer> SolveCoarseMoirai(const PlanRequest& request, GraphProblem& problem,
                                         TaskCoarsening& coarsening, MoiraiOptions options,
                                         const Stopwatch& clock) {
   const cost::CostModel& cost = *request.cost;
   ExactAnswer answer;
   bool have = false;
-  for (int round = 1; round <= 3; ++round) {
+  constexpr int kRounds = 4;
+  for (int round = 1; round <= kRounds; ++round) {
     const double left = TimeLeftForModel(request, clock.ElapsedSeconds());
     auto warm =
         WarmStartFor(coarsening.coarse, request.options.warm_start, "moirai", request.logger,
@@ -126,8 +128,8 @@ StatusOr<ExactAnswer> SolveCoarseMoirai(const PlanRequest& request, GraphProblem
         CoarseDetail(coarsening, problem.problem.num_tasks(), *milp, round, expanded.refined);
     answer.from_solution_file = !options.solution_path.empty();
     have = true;
-    if (answer.from_solution_file || round == 3 ||
-        ShrinkOverfullDevices(answer.plan, cost, problem) == 0)
+    if (answer.from_solution_file || round == kRounds ||
+        ShrinkOverfullDevices(answer.plan, cost, problem, 1.05 * round) == 0)
       break;
     for (int d = 0; d < problem.problem.num_devices(); ++d)
       coarsening.coarse.SetDeviceMemory(d, problem.problem.device_memory(d));
@@ -139,9 +141,9 @@ class MoiraiPlanner final : public ExactPlanner {
  public:
   std::string Name() const override { return "moirai"; }
   std::string Description() const override {
-    return "MOIRAI: GCOF operator fusion, then its MILP on CBC (memory, non-overlap, "
-           "per-direction channels, congestion), warm-started from the best of HEFT, PEFT and "
-           "m-ETF";
+    return "MOIRAI: GCOF operator fusion (then scopes or blocks when the MILP would be too "
+           "large), then its MILP on CBC (memory, non-overlap, per-direction channels, "
+           "congestion, load cuts), warm-started from the best of HEFT, PEFT and m-ETF";
   }
   // MOIRAI = GCOF + MILP: it coarsens unless `--coarsen none`.
   Coarsening DefaultCoarsening() const override { return Coarsening::kFusion; }
@@ -169,8 +171,16 @@ class MoiraiPlanner final : public ExactPlanner {
                                    ? static_cast<int>(own.Int("coarse-tasks"))
                                    : MaxCoarseTasks(request.options.time_limit_s);
     coarse_options.max_constraints = options.max_constraints;
-    HX_ASSIGN_OR_RETURN(TaskCoarsening coarsening, CoarsenTasks(problem.problem, coarse_options));
-    if (coarsening.level != CoarseLevel::kNone) {
+    // Coarsened when asked (--coarse-tasks), or when the MILP of the graph as it is would be too
+    // large to build (the paper's size, as before: those models are solved as they are).
+    const int tasks = problem.problem.num_tasks();
+    const bool coarsen = own.Int("coarse-tasks") > 0
+                             ? tasks > coarse_options.max_tasks
+                             : tasks > 2000 || EstimateMoiraiConstraints(problem.problem, true,
+                                                                         options.max_constraints) >
+                                                   options.max_constraints;
+    if (coarsen) {
+      HX_ASSIGN_OR_RETURN(TaskCoarsening coarsening, CoarsenTasks(problem.problem, coarse_options));
       LogTo(request.logger, LogLevel::kInfo,
             "moirai: " + coarsening.Summary(problem.problem.num_tasks()));
       const double prepared_s = clock.ElapsedSeconds();
