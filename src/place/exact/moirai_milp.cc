@@ -10,6 +10,7 @@
 #include "hexplan/core/stopwatch.h"
 #include "hexplan/place/exact/exact_planner.h"
 #include "hexplan/place/exact/getf.h"
+#include "hexplan/place/exact/task_coarsening.h"
 #include "hexplan/place/warm_start.h"
 
 namespace hx::place {
@@ -68,7 +69,7 @@ ModelTiming TimeInModel(const SchedulingProblem& p, const Schedule& warm, bool c
     if (warm.finish[a] != warm.finish[b]) return warm.finish[a] < warm.finish[b];
     return pos[a] < pos[b];
   });
-  std::vector<double> device_free(D, 0.0), out_free(D, 0.0), in_free(D, 0.0);
+  std::vector<double> device_free(D, 0.0), out_free(D, 0.0), in_free(D, 0.0), loaded(D, 0.0);
   for (int j : order) {
     const int d = warm.device[j];
     double ready = device_free[d];
@@ -81,10 +82,11 @@ ModelTiming TimeInModel(const SchedulingProblem& p, const Schedule& warm, bool c
       if (a != d && congestion) out_free[a] = in_free[d] = t.Cq[e];
       ready = std::max(ready, t.Cq[e]);
     }
-    t.S[j] = ready;
-    t.C[j] = ready + p.cost(j, d);
+    t.S[j] = std::max(ready, p.load_time(j, d));  // its own weights loaded (the load cuts)
+    t.C[j] = t.S[j] + p.cost(j, d);
     device_free[d] = t.C[j];
-    t.makespan = std::max(t.makespan, t.C[j]);
+    loaded[d] += p.load_time(j, d);
+    t.makespan = std::max({t.makespan, t.C[j], loaded[d]});
   }
   return t;
 }
@@ -237,6 +239,7 @@ class MoiraiMilp {
   size_t EstimateConstraints() const;
   MoiraiResult BoundOnly();
   void AddTasks();
+  void AddLoadCuts();
   void AddFlows();
   // Non-overlap (6) and congestion (8); false when the time limit ended the building.
   bool AddNonOverlap();
@@ -355,15 +358,9 @@ void MoiraiMilp::SetHorizon() {
   horizon_ = horizon_ * (1 + 1e-9) + 1e-9;
 }
 
+// Counted per constraint class (task_coarsening.h), stopping once above the limit.
 size_t MoiraiMilp::EstimateConstraints() const {
-  size_t unrelated_tasks = 0;
-  for (int i = 0; i < n_; ++i)
-    for (int j = i + 1; j < n_; ++j)
-      if (!Reaches(reach_, i, j) && !Reaches(reach_, j, i)) ++unrelated_tasks;
-  size_t estimate = static_cast<size_t>(n_) * 3 + static_cast<size_t>(E_) * (4 + D_ * D_) +
-                    unrelated_tasks * 2 * D_;
-  if (options_.congestion_control) estimate += static_cast<size_t>(E_) * E_ * 2 * D_;  // bound
-  return estimate;
+  return EstimateMoiraiConstraints(p_, options_.congestion_control, options_.max_constraints);
 }
 
 // A model too large to build: the warm start, with GETF's assignment bound (a relaxation).
@@ -420,6 +417,7 @@ void MoiraiMilp::AddTasks() {
       if (!std::isinf(p_.cost(i, k))) work.Add(x_[i][k], p_.cost(i, k));
     m_.AddLessEqual(work, LinExpr(makespan_), "load_" + std::to_string(k), "device load");
   }
+  AddLoadCuts();
   for (int k = 0; k < D_; ++k) {
     if (std::isinf(p_.device_memory(k))) continue;
     LinExpr used;
@@ -427,6 +425,29 @@ void MoiraiMilp::AddTasks() {
       if (p_.task_memory(i) > 0) used.Add(x_[i][k], p_.task_memory(i));
     m_.AddLessEqual(used, p_.device_memory(k), "mem_" + std::to_string(k), "memory");
   }
+}
+
+// Cold-start loads, which the paper's model leaves out, as valid cuts: an operator starts after
+// its own weights are on its device, and a device's copy engine loads all its operators' weights
+// before the makespan. Problems without loads get none.
+void MoiraiMilp::AddLoadCuts() {
+  std::vector<LinExpr> loaded(D_);
+  bool any = false;
+  for (int i = 0; i < n_; ++i) {
+    LinExpr own;
+    for (int k = 0; k < D_; ++k) {
+      const double load = p_.load_time(i, k);
+      if (load <= 0 || std::isinf(p_.cost(i, k))) continue;
+      own.Add(x_[i][k], load);
+      loaded[k].Add(x_[i][k], load);
+      any = true;
+    }
+    if (!own.terms().empty())
+      m_.AddGreaterEqual(LinExpr(S_[i]), own, "own_load_" + std::to_string(i), "loads");
+  }
+  if (!any) return;
+  for (int k = 0; k < D_; ++k)
+    m_.AddLessEqual(loaded[k], LinExpr(makespan_), "loads_" + std::to_string(k), "loads");
 }
 
 // Data flows (4a, 7): a flow between two devices takes the channel's time, none on one device.
