@@ -160,6 +160,46 @@ Kernel Unary(std::function<float(float)> fn) {
   };
 }
 
+// erf in float without calls or branches: x P(x^2) / Q(x^2) on x clamped to [-4, 4] (erf rounds
+// to +-1 in float beyond; NaN passes through the clamp), the rational fit Eigen and XLA use;
+// within 5e-7 (relative) of std::erf. On GCC's vector types, four lanes at a time (GCC does not
+// vectorise the clamp of a plain loop: NaN compares may trap). std::erf per element was 8% of
+// GPT-2 small.
+template <typename V>
+V FastErfF32(V v, V lo, V hi) {
+  const V x = v < lo ? lo : (v > hi ? hi : v), x2 = x * x;
+  V p = -2.72614225801306e-10f * x2 + 2.77068142495902e-08f;
+  p = p * x2 - 2.10102402082508e-06f;
+  p = p * x2 - 5.69250639462346e-05f;
+  p = p * x2 - 7.34990630326855e-04f;
+  p = p * x2 - 2.95459980854025e-03f;
+  p = p * x2 - 1.60960333262415e-02f;
+  V q = -1.45660718464996e-05f * x2 - 2.13374055278905e-04f;
+  q = q * x2 - 1.68282697438203e-03f;
+  q = q * x2 - 7.37332916720468e-03f;
+  q = q * x2 - 1.42647390514189e-02f;
+  return x * p / q;
+}
+
+Status ErfKernel(const Ctx& c) {
+  HX_RETURN_IF_ERROR(c.NeedF32(0));
+  const float* x = c.in[0].as<float>();
+  float* y = c.out[0].as<float>();
+  const int64_t n = c.out[0].NumElements();
+  if (c.in[0].NumElements() != n) return c.Error("input and output sizes differ");
+  typedef float Lanes __attribute__((vector_size(16)));
+  const Lanes lo = Lanes{} - 4.0f, hi = Lanes{} + 4.0f;
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    Lanes v;
+    std::memcpy(&v, x + i, sizeof v);
+    v = FastErfF32(v, lo, hi);
+    std::memcpy(y + i, &v, sizeof v);
+  }
+  for (; i < n; ++i) y[i] = FastErfF32(x[i], -4.0f, 4.0f);
+  return Status::Ok();
+}
+
 Kernel Binary(float (*fn)(float, float)) {
   return [fn](const Ctx& c) -> Status {
     HX_RETURN_IF_ERROR(c.NeedF32(0));
@@ -1073,7 +1113,7 @@ KernelMap* BaseKernels() {
       {"Relu", Unary([](float x) { return x > 0.0f ? x : 0.0f; })},
       {"Sigmoid", Unary(Sigmoid)},
       {"Tanh", Unary([](float x) { return std::tanh(x); })},
-      {"Erf", Unary([](float x) { return std::erf(x); })},
+      {"Erf", ErfKernel},
       {"Sqrt", Unary([](float x) { return std::sqrt(x); })},
       {"Cos", Unary([](float x) { return std::cos(x); })},
       {"Sin", Unary([](float x) { return std::sin(x); })},

@@ -36,14 +36,23 @@ std::unique_ptr<NodePrimitive> Make(const graph::Graph& g, const graph::Node& op
   if (IsEltwise(op.op_type)) return dnnl_impl::MakeEltwise(g, op, in);
   if (IsBinary(op.op_type)) return dnnl_impl::MakeBinary(g, op);
   if (op.op_type == "LSTM") return dnnl_impl::MakeLstm(g, op);
+  if (op.op_type == "MatMul") return dnnl_impl::MakeMatMul(g, op);
+  if (op.op_type == "Softmax") return dnnl_impl::MakeSoftmax(g, op);
+  if (op.op_type == "LayerNormalization") return dnnl_impl::MakeLayerNorm(g, op);
   return nullptr;
 }
 
 // Work between two barriers of a team small enough that waking the team's other threads (tens of
 // microseconds on a VM, far more on a loaded one) costs more than it saves: a Conv under 4 MFLOP,
-// an LSTM under 4 MFLOP per time step (oneDNN synchronises the team at every step).
+// an LSTM under 4 MFLOP per time step (oneDNN synchronises the team at every step), a MatMul
+// under 1 MFLOP; Softmax and LayerNormalization (memory-bound, like the elementwise ops).
 bool IsSmall(const graph::Graph& g, const graph::Node& op) {
   constexpr double kFlops = 4e6;
+  if (op.op_type == "Softmax" || op.op_type == "LayerNormalization") return true;
+  if (op.op_type == "MatMul") {
+    const graph::Shape& a = g.tensor(op.inputs[0]).shape;
+    return 2.0 * static_cast<double>(g.tensor(op.outputs[0]).NumElements() * a.back()) < 1e6;
+  }
   if (op.op_type == "Conv") {
     const graph::Shape& w = g.tensor(op.inputs[1]).shape;
     const double per_output = 2.0 * static_cast<double>(w[1] * w[2] * w[3]);

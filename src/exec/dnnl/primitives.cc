@@ -54,6 +54,8 @@ memory::desc ConvWeightsDesc(const graph::Shape& w, int64_t group) {
 
 }  // namespace
 
+bool IsConstantValue(const graph::Graph& graph, TensorId t) { return IsConstant(graph, t); }
+
 const dnnl::engine& Engine() {
   static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
   return engine;

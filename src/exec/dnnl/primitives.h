@@ -29,6 +29,9 @@ struct NodePrimitive {
   bool swap_sources = false;  // src is input 1, src1 input 0
   dnnl::memory::desc src1;
   float alpha = 0.0f, beta = 0.0f;  // eltwise: Clip's bounds the primitive was made with
+  // Layer normalisation: Scale (input 1) and, when has_shift, B (input 2), both of `scale`'s desc.
+  bool norm = false, has_shift = false;
+  dnnl::memory::desc scale;
   // LSTM: {S, B, I, H}; the recurrent weights, states and packed weights and bias.
   bool lstm = false;
   std::vector<int64_t> lstm_dims;
@@ -59,6 +62,13 @@ std::unique_ptr<NodePrimitive> MakePool(const graph::Graph& graph, const graph::
 std::unique_ptr<NodePrimitive> MakeEltwise(const graph::Graph& graph, const graph::Node& op,
                                            const std::vector<TensorRef>* in);
 std::unique_ptr<NodePrimitive> MakeBinary(const graph::Graph& graph, const graph::Node& op);
+// MatMul (fp32, ranks >= 2, batch dims broadcast; constant 2-D weights packed once), Softmax
+// over the last axis, LayerNormalization (Y only): matmul.cc, norm.cc.
+std::unique_ptr<NodePrimitive> MakeMatMul(const graph::Graph& graph, const graph::Node& op);
+std::unique_ptr<NodePrimitive> MakeSoftmax(const graph::Graph& graph, const graph::Node& op);
+std::unique_ptr<NodePrimitive> MakeLayerNorm(const graph::Graph& graph, const graph::Node& op);
+// A graph initializer, a Constant's output, or one of those passed through Identity ops.
+bool IsConstantValue(const graph::Graph& graph, TensorId t);
 // ONNX LSTM (one direction, default activations; sequence_lens and peepholes refused).
 std::unique_ptr<NodePrimitive> MakeLstm(const graph::Graph& graph, const graph::Node& op);
 Status RunLstm(NodePrimitive& p, const std::vector<TensorRef>& inputs,

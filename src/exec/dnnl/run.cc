@@ -66,6 +66,10 @@ Status RunNode(NodePrimitive& p, const std::vector<TensorRef>& in,
     if (p.binary)
       args.emplace(DNNL_ARG_SRC_1,
                    dnnl::memory(p.src1, eng, p.swap_sources ? in[0].data : in[1].data));
+    if (p.norm) {
+      args.emplace(DNNL_ARG_SCALE, dnnl::memory(p.scale, eng, in[1].data));
+      if (p.has_shift) args.emplace(DNNL_ARG_SHIFT, dnnl::memory(p.scale, eng, in[2].data));
+    }
     if (p.has_bias) args.emplace(DNNL_ARG_BIAS, dnnl::memory(p.bias, eng, in[2].data));
     p.prim.execute(s, args);
     if (p.dst_reorder) p.dst_reorder.execute(s, dst, user_dst);
