@@ -10,7 +10,8 @@ For each model and configuration the two are timed alternately, `--rounds` times
 (bench/ort/ort_time.js, the same counts). Configurations: `1`: one core group of one core against
 ORT with one intra-op thread, both on core 0 (taskset); `all`: one group of every core against
 ORT with as many threads. Prints per model the median over rounds of each side's median and the
-ratio hexplan / ORT (below 1: hexplan faster). ONNX Runtime is the npm package onnxruntime-node,
+ratio hexplan / ORT (below 1: hexplan faster), and the median peak resident memory of each
+process (ru_maxrss) with its ratio. ONNX Runtime is the npm package onnxruntime-node,
 installed into `--work`/node_modules with `npm install --ignore-scripts` when missing (its CPU
 library ships inside the package; the install script only fetches GPU providers).
 Models: bench/ort/export_models.py writes mobilenet_v2 and resnet50.
@@ -21,6 +22,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -36,18 +38,41 @@ def ensure_ort(work):
     return script
 
 
+def run_measured(cmd, cwd=None):
+    """Runs `cmd`; returns its stdout and its peak resident memory in MiB (the process's
+    ru_maxrss, from wait4: taskset execs the timed program in the same process)."""
+    with tempfile.TemporaryFile(mode="w+") as err:
+        proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=err, text=True)
+        out = proc.stdout.read()
+        proc.stdout.close()
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode != 0:
+            err.seek(0)
+            raise subprocess.CalledProcessError(proc.returncode, cmd, out, err.read())
+    return out, usage.ru_maxrss / 1024.0
+
+
 def time_hexplan(hexplan, model, plan, cluster, args):
     cmd = [hexplan, "run", model, "--plan", plan, "--cluster", cluster, "--random-input",
            "--seed", "1", "--repeat", str(args.repeat), "--warmup", str(args.warmup), "--json"]
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-    return json.loads(out)["latency_ms_median"]
+    out, rss = run_measured(cmd)
+    return json.loads(out)["latency_ms_median"], rss
 
 
 def time_ort(script, work, model, threads, args, cores):
     cmd = ["taskset", "-c", cores, "node", script, model, str(threads), str(args.warmup),
            str(args.repeat)]
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True, cwd=work).stdout
-    return json.loads(out)["median_ms"]
+    out, rss = run_measured(cmd, cwd=work)
+    return json.loads(out)["median_ms"], rss
+
+
+def print_row(model, label, hx, ort):
+    """hx, ort: (median ms, peak MiB) per round; prints the medians over rounds and the ratios."""
+    h, o = statistics.median(t for t, _ in hx), statistics.median(t for t, _ in ort)
+    hm, om = statistics.median(m for _, m in hx), statistics.median(m for _, m in ort)
+    print(f"| {model} | {label} | {h:.2f} | {o:.2f} | {h / o:.2f} | {hm:.0f} | {om:.0f} | "
+          f"{hm / om:.2f} |", flush=True)
 
 
 def main():
@@ -62,8 +87,8 @@ def main():
     args = ap.parse_args()
     script = ensure_ort(args.work)
     ncores = os.cpu_count()
-    print("| model | config | hexplan ms | ORT ms | ratio |")
-    print("| --- | --- | --- | --- | --- |")
+    print("| model | config | hexplan ms | ORT ms | ratio | hexplan MiB | ORT MiB | memory ratio |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for model in args.models:
         model = os.path.abspath(model)
         for config in args.configs.split(","):
@@ -78,10 +103,8 @@ def main():
             for _ in range(args.rounds):
                 hx.append(time_hexplan(args.hexplan, model, plan, cluster, args))
                 ort.append(time_ort(script, args.work, model, threads, args, cores))
-            h, o = statistics.median(hx), statistics.median(ort)
             label = "1 core, 1 thread" if one else f"{ncores} cores, {ncores} threads"
-            print(f"| {os.path.basename(model)} | {label} | {h:.2f} | {o:.2f} | {h / o:.2f} |",
-                  flush=True)
+            print_row(os.path.basename(model), label, hx, ort)
     return 0
 
 
