@@ -171,9 +171,9 @@ Status MeasureGemms(Buffers& b, int repeats, GpuMeasurements& m) {
   for (const Shape& s : shapes) {
     auto t = TimeDevice(b, repeats, [&]() {
       return Cublas(api.gemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, s.n, s.m, s.k, &alpha, b.device,
-                                 CUDA_R_16F, s.n, b.device2, CUDA_R_16F, s.k, &beta,
-                                 static_cast<char*>(b.device) + (kMaxBytes / 2), CUDA_R_16F, s.n,
-                                 CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                             CUDA_R_16F, s.n, b.device2, CUDA_R_16F, s.k, &beta,
+                             static_cast<char*>(b.device) + (kMaxBytes / 2), CUDA_R_16F, s.n,
+                             CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
                     "cublasGemmEx");
     });
     if (!t.ok()) {

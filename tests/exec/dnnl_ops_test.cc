@@ -213,9 +213,9 @@ TEST(DnnlOpsTest, TransformerOpsMatchNaiveReference) {
   TensorId x = b.g.node(b.g.AddInput("x", DType::kF32, {2, 8, 16})).outputs[0];
   TensorId q = b.g.node(b.g.AddInput("q", DType::kF32, {2, 3, 8, 4})).outputs[0];
   TensorId k = b.g.node(b.g.AddInput("k", DType::kF32, {1, 3, 4, 8})).outputs[0];
-  TensorId ln = b.Add("LayerNormalization", "ln", {x, b.Weight("ln_scale", {16}),
-                                                   b.Weight("ln_bias", {16})},
-                      {2, 8, 16}, Attrs({{"epsilon", 1e-5}}));
+  TensorId ln =
+      b.Add("LayerNormalization", "ln", {x, b.Weight("ln_scale", {16}), b.Weight("ln_bias", {16})},
+            {2, 8, 16}, Attrs({{"epsilon", 1e-5}}));
   TensorId mm = b.Add("MatMul", "mm", {ln, b.Weight("w", {16, 24})}, {2, 8, 24});
   b.g.AddOutput(b.Add("Softmax", "sm", {mm}, {2, 8, 24}, Attrs({{"axis", int64_t{-1}}})));
   TensorId scores = b.Add("MatMul", "qk", {q, k}, {2, 3, 8, 8});

@@ -51,7 +51,8 @@ std::unique_ptr<NodePrimitive> MakeMatMul(const graph::Graph& g, const graph::No
   const graph::Shape& as = g.tensor(op.inputs[0]).shape;
   const graph::Shape& bs = g.tensor(op.inputs[1]).shape;
   const graph::Shape& ys = g.tensor(op.outputs[0]).shape;
-  if (as.size() < 2 || bs.size() < 2 || ys.size() > 6 || ys.size() != std::max(as.size(), bs.size()))
+  if (as.size() < 2 || bs.size() < 2 || ys.size() > 6 ||
+      ys.size() != std::max(as.size(), bs.size()))
     return nullptr;
   const size_t r = ys.size();
   memory::dims a = MatMulPadded(as, r), b = MatMulPadded(bs, r), y(ys.begin(), ys.end());

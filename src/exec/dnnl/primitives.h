@@ -40,6 +40,9 @@ struct NodePrimitive {
   bool const_weights = false;  // input 1 is a graph initializer: reorder it once
   std::once_flag packed_once;
   dnnl::memory packed_w;
+  // Another primitive of the same node (made for another team size) whose packed weights this
+  // one reads: same layout, packed once.
+  std::shared_ptr<NodePrimitive> weights_from;
 };
 
 // `layout`: the tensor's layout in the executor's buffers; kBlocked needs C % block == 0.

@@ -31,6 +31,7 @@ dnnl::memory Weights(NodePrimitive& p, const TensorRef& w, dnnl::stream& s) {
   const dnnl::engine& eng = Engine();
   dnnl::memory user(p.user_w, eng, w.data);
   if (!p.w_reorder) return user;
+  if (p.weights_from != nullptr) return Weights(*p.weights_from, w, s);
   if (p.const_weights) {
     std::call_once(p.packed_once, [&] {
       p.packed_w = dnnl::memory(p.w, eng);
