@@ -76,7 +76,9 @@ std::unique_ptr<NodePrimitive> MakeMatMul(const graph::Graph& g, const graph::No
   try {
     const memory::desc w_any(b, memory::data_type::f32, memory::format_tag::any);
     dnnl::matmul::primitive_desc pd(
-        dnnl::matmul::desc(p->src, p->const_weights ? w_any : p->user_w, p->dst), Engine());
+        dnnl::matmul::desc(p->src, p->const_weights ? w_any : p->user_w, p->dst), UserScratchpad(),
+        Engine());
+    p->scratchpad = pd.scratchpad_desc();
     p->w = pd.weights_desc();
     p->prim = dnnl::matmul(pd);
     if (p->w != p->user_w)

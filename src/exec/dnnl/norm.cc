@@ -45,7 +45,9 @@ std::unique_ptr<NodePrimitive> MakeSoftmax(const graph::Graph& g, const graph::N
       memory::desc(rows, memory::data_type::f32, memory::format_tag::ab);
   try {
     dnnl::softmax_forward::primitive_desc pd(
-        dnnl::softmax_forward::desc(dnnl::prop_kind::forward_inference, p->src, 1), Engine());
+        dnnl::softmax_forward::desc(dnnl::prop_kind::forward_inference, p->src, 1),
+        UserScratchpad(), Engine());
+    p->scratchpad = pd.scratchpad_desc();
     p->prim = dnnl::softmax_forward(pd);
   } catch (const dnnl::error&) {
     return nullptr;
@@ -81,7 +83,8 @@ std::unique_ptr<NodePrimitive> MakeLayerNorm(const graph::Graph& g, const graph:
     dnnl::layer_normalization_forward::primitive_desc pd(
         dnnl::layer_normalization_forward::desc(dnnl::prop_kind::forward_inference, p->src, eps,
                                                 flags),
-        Engine());
+        UserScratchpad(), Engine());
+    p->scratchpad = pd.scratchpad_desc();
     p->prim = dnnl::layer_normalization_forward(pd);
   } catch (const dnnl::error&) {
     return nullptr;

@@ -16,11 +16,18 @@ namespace hx::exec::dnnl_impl {
 
 const dnnl::engine& Engine();
 
+// Every primitive takes its scratchpad from RunNode (a per-thread buffer): oneDNN's own (library
+// mode, as Debian builds it) is shared by all primitives, and a primitive must then run on the
+// thread that made it, while ours run on whichever thread runs the node (the profiler measures a
+// node on two threads at once: GPT-2's brgemm MatMuls crashed there).
+dnnl::primitive_attr UserScratchpad();
+
 struct NodePrimitive {
   // oneDNN sizes a primitive's work split for the OpenMP team of the thread that creates it
   // (omp_get_max_threads()); it must run on a team of that size.
   int threads = 1;
   dnnl::primitive prim;
+  dnnl::memory::desc scratchpad;  // what the primitive needs (UserScratchpad); may be empty
   dnnl::memory::desc user_src, user_dst, user_w, bias;  // the executor's buffers
   dnnl::memory::desc src, dst, w;                       // what the primitive reads and writes
   dnnl::reorder src_reorder, dst_reorder, w_reorder;    // empty when the layouts agree
@@ -75,7 +82,8 @@ bool IsConstantValue(const graph::Graph& graph, TensorId t);
 // ONNX LSTM (one direction, default activations; sequence_lens and peepholes refused).
 std::unique_ptr<NodePrimitive> MakeLstm(const graph::Graph& graph, const graph::Node& op);
 Status RunLstm(NodePrimitive& p, const std::vector<TensorRef>& inputs,
-               const std::vector<TensorRef>& outputs, dnnl::stream& stream, void* dst_scratch);
+               const std::vector<TensorRef>& outputs, dnnl::stream& stream, void* dst_scratch,
+               void* scratchpad);
 // Clip's bounds: its attributes (opset < 11) or its inputs 1 and 2 when `in` has them.
 std::pair<float, float> ClipBounds(const graph::Node& op, const std::vector<TensorRef>* in);
 
