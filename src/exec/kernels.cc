@@ -379,6 +379,29 @@ Status DropoutKernel(const Ctx& c) {
   return Status::Ok();
 }
 
+// Whether `perm` swaps the last two dims and keeps the others.
+bool TransposeSwapsLastTwo(const std::vector<int64_t>& perm) {
+  const int64_t r = static_cast<int64_t>(perm.size());
+  if (r < 2 || perm[r - 2] != r - 1 || perm[r - 1] != r - 2) return false;
+  for (int64_t d = 0; d + 2 < r; ++d)
+    if (perm[d] != d) return false;
+  return true;
+}
+
+// [batch, R, C] -> [batch, C, R] in 32x32 tiles (fp32). The general index walk reads the input a
+// cache line per element when it swaps the last two dims: GPT-2's tied lm_head, a [50257, 768]
+// Transpose each run, took 463 ms of a 666 ms run.
+void TransposeLastTwoF32(const float* x, float* y, int64_t batch, int64_t R, int64_t C) {
+  constexpr int64_t kTile = 32;
+  for (int64_t b = 0; b < batch; ++b, x += R * C, y += R * C)
+    for (int64_t i0 = 0; i0 < R; i0 += kTile)
+      for (int64_t j0 = 0; j0 < C; j0 += kTile) {
+        const int64_t i1 = std::min(R, i0 + kTile), j1 = std::min(C, j0 + kTile);
+        for (int64_t j = j0; j < j1; ++j)
+          for (int64_t i = i0; i < i1; ++i) y[j * R + i] = x[i * C + j];
+      }
+}
+
 Status TransposeKernel(const Ctx& c) {
   const Shape& in = *c.in[0].shape;
   const size_t rank = in.size();
@@ -400,9 +423,16 @@ Status TransposeKernel(const Ctx& c) {
   const char* x = c.in[0].as<char>();
   char* y = c.out[0].as<char>();
   const int64_t n = c.out[0].NumElements();
+  const bool f32 = es == 4;
+  if (f32 && TransposeSwapsLastTwo(perm)) {
+    const int64_t R = in[rank - 2], C = in[rank - 1];
+    if (R * C > 0)
+      TransposeLastTwoF32(reinterpret_cast<const float*>(x), reinterpret_cast<float*>(y),
+                          n / (R * C), R, C);
+    return Status::Ok();
+  }
   std::vector<int64_t> idx(rank, 0);
   int64_t off = 0;
-  const bool f32 = es == 4;
   for (int64_t i = 0; i < n; ++i) {
     if (f32)
       reinterpret_cast<float*>(y)[i] = reinterpret_cast<const float*>(x)[off];
