@@ -107,8 +107,8 @@ bool Matches(const NodeState& s, const graph::Node& op, const std::vector<Tensor
 // The node's primitive for the calling thread's team size (made on first use; a Clip whose bounds
 // changed is made again). The one-thread and team primitives of a node share their packed
 // weights when they chose the same layout for them. Called under s.lock.
-std::shared_ptr<NodePrimitive> Built(NodeState& s, const graph::Node& op,
-                                     const std::vector<TensorRef>& in) {
+std::shared_ptr<NodePrimitive> PrimitiveForTeam(NodeState& s, const graph::Node& op,
+                                                const std::vector<TensorRef>& in) {
   const int slot = omp_get_max_threads() > 1 ? 1 : 0;
   std::shared_ptr<NodePrimitive>& p = s.built[slot];
   if (p != nullptr && Current(*p, op, in)) return p;
@@ -182,7 +182,7 @@ StatusOr<bool> DnnlOps::Run(const graph::Node& op, const std::vector<TensorRef>&
   {
     std::lock_guard<std::mutex> lock(s.lock);
     if (s.one_thread || (measure && !s.choice.NextUsesTeam())) team.emplace(1);
-    p = Built(s, op, inputs);
+    p = PrimitiveForTeam(s, op, inputs);
   }
   if (p == nullptr)
     return Internal(op.op_type + " '" + op.name +
