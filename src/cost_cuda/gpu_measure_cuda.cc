@@ -3,10 +3,13 @@
 // kernels of our own, so no nvcc.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <mutex>
+#include <string>
 #include <vector>
 
 #include "hexplan/cost/gpu_measure.h"
@@ -26,6 +29,44 @@ Status Cuda(cudaError_t e, const char* call) {
 Status Cublas(cublasStatus_t s, const char* call) {
   if (s == CUBLAS_STATUS_SUCCESS) return Status::Ok();
   return Internal(std::string(call) + ": cuBLAS status " + std::to_string(static_cast<int>(s)));
+}
+
+// cuBLAS is opened when a measurement first needs it, not linked: linked, its library's load-time
+// relocations left every hexplan process (`hexplan run` included) 217 MB resident before main.
+struct CublasApi {
+  decltype(&cublasCreate_v2) create = nullptr;
+  decltype(&cublasDestroy_v2) destroy = nullptr;
+  // cublasGemmEx's C signature (C++ sees inline overloads of it too).
+  cublasStatus_t (*gemm)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
+                         const void*, const void*, cudaDataType, int, const void*, cudaDataType,
+                         int, const void*, void*, cudaDataType, int, cublasComputeType_t,
+                         cublasGemmAlgo_t) = nullptr;
+  std::string error;  // why it could not be opened
+};
+
+template <typename F>
+void LoadCublasSymbol(void* lib, const char* name, F* out, std::string* error) {
+  *out = reinterpret_cast<F>(dlsym(lib, name));
+  if (*out == nullptr && error->empty()) *error = std::string("cuBLAS has no ") + name;
+}
+
+const CublasApi& CublasLibrary() {
+  static CublasApi api;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    const std::string soname = "libcublas.so." + std::to_string(CUBLAS_VER_MAJOR);
+    void* lib = nullptr;
+    for (const std::string& name : {std::string(HX_CUBLAS_PATH), soname})
+      if (lib == nullptr) lib = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (lib == nullptr) {
+      api.error = "cannot open cuBLAS (" + std::string(HX_CUBLAS_PATH) + " or " + soname + ")";
+      return;
+    }
+    LoadCublasSymbol(lib, "cublasCreate_v2", &api.create, &api.error);
+    LoadCublasSymbol(lib, "cublasDestroy_v2", &api.destroy, &api.error);
+    LoadCublasSymbol(lib, "cublasGemmEx", &api.gemm, &api.error);
+  });
+  return api;
 }
 
 double Median(std::vector<double> v) {
@@ -114,8 +155,10 @@ StatusOr<double> TimeDevice(Buffers& b, int repeats, F enqueue) {
 }
 
 Status MeasureGemms(Buffers& b, int repeats, GpuMeasurements& m) {
+  const CublasApi& api = CublasLibrary();
+  if (!api.error.empty()) return NotFound(api.error);
   cublasHandle_t handle = nullptr;
-  HX_RETURN_IF_ERROR(Cublas(cublasCreate(&handle), "cublasCreate"));
+  HX_RETURN_IF_ERROR(Cublas(api.create(&handle), "cublasCreate"));
   struct Shape {
     int m, k, n;
   };
@@ -127,10 +170,10 @@ Status MeasureGemms(Buffers& b, int repeats, GpuMeasurements& m) {
   Status status = Status::Ok();
   for (const Shape& s : shapes) {
     auto t = TimeDevice(b, repeats, [&]() {
-      return Cublas(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, s.n, s.m, s.k, &alpha, b.device,
-                                 CUDA_R_16F, s.n, b.device2, CUDA_R_16F, s.k, &beta,
-                                 static_cast<char*>(b.device) + (kMaxBytes / 2), CUDA_R_16F, s.n,
-                                 CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+      return Cublas(api.gemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, s.n, s.m, s.k, &alpha, b.device,
+                             CUDA_R_16F, s.n, b.device2, CUDA_R_16F, s.k, &beta,
+                             static_cast<char*>(b.device) + (kMaxBytes / 2), CUDA_R_16F, s.n,
+                             CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
                     "cublasGemmEx");
     });
     if (!t.ok()) {
@@ -141,7 +184,7 @@ Status MeasureGemms(Buffers& b, int repeats, GpuMeasurements& m) {
     m.gemm.push_back({OpClass::kGemm, "cublasGemmEx", "measured", "", 2 * mm * k * n,
                       2 * (mm * k + k * n + mm * n), *t});
   }
-  cublasDestroy(handle);
+  api.destroy(handle);
   return status;
 }
 

@@ -6,6 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 #include "exec/exec_test_util.h"
 
 namespace hx::exec {
@@ -194,6 +197,53 @@ TEST(DnnlOpsTest, BroadcastBinaryOpsMatchNaiveReference) {
   TensorId div = b.Add("Div", "div", {sub, b.Add("Add", "den", {d, d}, {2, 3, 4})}, {2, 3, 4});
   b.g.AddOutput(div);
   EXPECT_EQ(ExpectMatchesReference(b.g), 5);
+}
+
+}  // namespace
+}  // namespace hx::exec
+
+namespace hx::exec {
+namespace {
+
+// A transformer block's ops on oneDNN: LayerNormalization over the last axis and over the axes
+// from 1 on (Scale and B flattened), MatMul against a constant 2-D weight (rows folded, weights
+// packed once), a batched MatMul whose second input broadcasts its batch dim, Softmax.
+TEST(DnnlOpsTest, TransformerOpsMatchNaiveReference) {
+  Built b;
+  TensorId x = b.g.node(b.g.AddInput("x", DType::kF32, {2, 8, 16})).outputs[0];
+  TensorId q = b.g.node(b.g.AddInput("q", DType::kF32, {2, 3, 8, 4})).outputs[0];
+  TensorId k = b.g.node(b.g.AddInput("k", DType::kF32, {1, 3, 4, 8})).outputs[0];
+  TensorId ln =
+      b.Add("LayerNormalization", "ln", {x, b.Weight("ln_scale", {16}), b.Weight("ln_bias", {16})},
+            {2, 8, 16}, Attrs({{"epsilon", 1e-5}}));
+  TensorId mm = b.Add("MatMul", "mm", {ln, b.Weight("w", {16, 24})}, {2, 8, 24});
+  b.g.AddOutput(b.Add("Softmax", "sm", {mm}, {2, 8, 24}, Attrs({{"axis", int64_t{-1}}})));
+  TensorId scores = b.Add("MatMul", "qk", {q, k}, {2, 3, 8, 8});
+  b.g.AddOutput(b.Add("LayerNormalization", "ln_axis1", {scores, b.Weight("ln1_scale", {3, 8, 8})},
+                      {2, 3, 8, 8}, Attrs({{"axis", int64_t{1}}})));
+  EXPECT_EQ(ExpectMatchesReference(b.g), 5);
+}
+
+// The vectorised fp32 Erf (four lanes and a scalar tail) against std::erf, with its clamp's
+// edges: beyond +-4, infinities and NaN.
+TEST(DnnlOpsTest, Fp32ErfMatchesStdErf) {
+  Built b;
+  TensorId x = b.g.node(b.g.AddInput("x", DType::kF32, {1031})).outputs[0];
+  b.g.AddOutput(b.Add("Erf", "erf", {x}, {1031}));
+  HostTensor in(DType::kF32, {1031});
+  float* v = in.data<float>();
+  for (int i = 0; i < 1031; ++i) v[i] = -6.0f + 12.0f * static_cast<float>(i) / 1030.0f;
+  v[3] = std::numeric_limits<float>::infinity();
+  v[4] = -std::numeric_limits<float>::infinity();
+  v[1030] = std::numeric_limits<float>::quiet_NaN();
+  auto out = RunReference(b.g, {}, {{"x", in}});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  const float* y = (*out)[0].data<float>();
+  EXPECT_EQ(y[3], 1.0f);
+  EXPECT_EQ(y[4], -1.0f);
+  EXPECT_TRUE(std::isnan(y[1030]));
+  for (int i = 5; i < 1030; ++i)
+    EXPECT_NEAR(y[i], std::erf(static_cast<double>(v[i])), 1e-6) << "x = " << v[i];
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <sched.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -12,6 +13,7 @@
 
 #include "exec/dnnl/layout.h"
 #include "exec/dnnl/primitives.h"
+#include "exec/dnnl/team_choice.h"
 
 namespace hx::exec {
 namespace {
@@ -36,14 +38,23 @@ std::unique_ptr<NodePrimitive> Make(const graph::Graph& g, const graph::Node& op
   if (IsEltwise(op.op_type)) return dnnl_impl::MakeEltwise(g, op, in);
   if (IsBinary(op.op_type)) return dnnl_impl::MakeBinary(g, op);
   if (op.op_type == "LSTM") return dnnl_impl::MakeLstm(g, op);
+  if (op.op_type == "MatMul") return dnnl_impl::MakeMatMul(g, op);
+  if (op.op_type == "Softmax") return dnnl_impl::MakeSoftmax(g, op);
+  if (op.op_type == "LayerNormalization") return dnnl_impl::MakeLayerNorm(g, op);
   return nullptr;
 }
 
 // Work between two barriers of a team small enough that waking the team's other threads (tens of
 // microseconds on a VM, far more on a loaded one) costs more than it saves: a Conv under 4 MFLOP,
-// an LSTM under 4 MFLOP per time step (oneDNN synchronises the team at every step).
+// an LSTM under 4 MFLOP per time step (oneDNN synchronises the team at every step), a MatMul
+// under 1 MFLOP; Softmax and LayerNormalization (memory-bound, like the elementwise ops).
 bool IsSmall(const graph::Graph& g, const graph::Node& op) {
   constexpr double kFlops = 4e6;
+  if (op.op_type == "Softmax" || op.op_type == "LayerNormalization") return true;
+  if (op.op_type == "MatMul") {
+    const graph::Shape& a = g.tensor(op.inputs[0]).shape;
+    return 2.0 * static_cast<double>(g.tensor(op.outputs[0]).NumElements() * a.back()) < 1e6;
+  }
   if (op.op_type == "Conv") {
     const graph::Shape& w = g.tensor(op.inputs[1]).shape;
     const double per_output = 2.0 * static_cast<double>(w[1] * w[2] * w[3]);
@@ -79,14 +90,34 @@ struct NodeState {
   // Elementwise ops run on the calling thread alone: they are memory-bound, and each parallel
   // region is a barrier the team waits at (a preempted team thread holds up the others).
   bool one_thread = false;
+  // The others (Conv, pooling, MatMul) run on the team or alone as measured (team_choice.h);
+  // LSTMs keep the size rule above.
+  bool measured_team = false;
   std::mutex lock;
-  std::shared_ptr<NodePrimitive> built;
+  dnnl_impl::TeamChoice choice;
+  std::shared_ptr<NodePrimitive> built[2];  // made for one thread, for the team
 };
 
 bool Matches(const NodeState& s, const graph::Node& op, const std::vector<TensorRef>& in,
              const std::vector<TensorRef>& out) {
   return s.op_type == op.op_type && !in.empty() && !out.empty() && in[0].shape != nullptr &&
          out[0].shape != nullptr && *in[0].shape == s.x && *out[0].shape == s.y;
+}
+
+// The node's primitive for the calling thread's team size (made on first use; a Clip whose bounds
+// changed is made again). The one-thread and team primitives of a node share their packed
+// weights when they chose the same layout for them. Called under s.lock.
+std::shared_ptr<NodePrimitive> PrimitiveForTeam(NodeState& s, const graph::Node& op,
+                                                const std::vector<TensorRef>& in) {
+  const int slot = omp_get_max_threads() > 1 ? 1 : 0;
+  std::shared_ptr<NodePrimitive>& p = s.built[slot];
+  if (p != nullptr && Current(*p, op, in)) return p;
+  p = Make(*s.graph, *s.node, s.layouts, &in);
+  const std::shared_ptr<NodePrimitive>& other = s.built[1 - slot];
+  if (p != nullptr && other != nullptr && p->const_weights && other->const_weights &&
+      p->w == other->w)
+    p->weights_from = other->weights_from != nullptr ? other->weights_from : other;
+  return p;
 }
 
 }  // namespace
@@ -126,6 +157,7 @@ void DnnlOps::Prepare(const graph::Graph& graph) {
     s->y = graph.tensor(op.outputs[0]).shape;
     s->layouts.blocked = impl_->preferred.tag;
     s->one_thread = IsEltwise(op.op_type) || IsBinary(op.op_type) || IsSmall(graph, op);
+    s->measured_team = !s->one_thread && op.op_type != "LSTM";
     if (blocked[op.inputs[0].value()]) s->layouts.src = Layout::kBlocked;
     if (blocked[op.outputs[0].value()]) s->layouts.dst = Layout::kBlocked;
     impl_->nodes[&op] = std::move(s);
@@ -144,19 +176,24 @@ StatusOr<bool> DnnlOps::Run(const graph::Node& op, const std::vector<TensorRef>&
   // libgomp is not instrumented: ThreadSanitizer would report its team's barriers as races.
   omp_set_num_threads(1);
 #endif
+  const bool measure = s.measured_team && omp_get_max_threads() > 1;
   std::optional<ScopedTeamSize> team;
-  if (s.one_thread) team.emplace(1);
   std::shared_ptr<NodePrimitive> p;
   {
     std::lock_guard<std::mutex> lock(s.lock);
-    if (s.built == nullptr || !Current(*s.built, op, inputs))
-      s.built = Make(*s.graph, *s.node, s.layouts, &inputs);
-    p = s.built;
+    if (s.one_thread || (measure && !s.choice.NextUsesTeam())) team.emplace(1);
+    p = PrimitiveForTeam(s, op, inputs);
   }
   if (p == nullptr)
     return Internal(op.op_type + " '" + op.name +
                     "': oneDNN refused the layouts it was planned with");
+  const auto start = std::chrono::steady_clock::now();
   HX_RETURN_IF_ERROR(dnnl_impl::RunNode(*p, inputs, outputs));
+  if (measure) {
+    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+    std::lock_guard<std::mutex> lock(s.lock);
+    s.choice.Record(took.count());
+  }
   return true;
 }
 

@@ -24,7 +24,7 @@ bool SameF32(const graph::Graph& g, TensorId a, TensorId b) {
 
 std::unique_ptr<NodePrimitive> Finish(std::unique_ptr<NodePrimitive> p,
                                       const dnnl::primitive_desc_base& pd) {
-  (void)pd;
+  p->scratchpad = pd.scratchpad_desc();
   p->threads = omp_get_max_threads();
   return p;
 }
@@ -58,7 +58,7 @@ std::unique_ptr<NodePrimitive> MakeEltwise(const graph::Graph& g, const graph::N
     dnnl::eltwise_forward::primitive_desc pd(
         dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference, algo, p->src, p->alpha,
                                     p->beta),
-        Engine());
+        UserScratchpad(), Engine());
     p->prim = dnnl::eltwise_forward(pd);
     return Finish(std::move(p), pd);
   } catch (const dnnl::error&) {
@@ -115,7 +115,8 @@ std::unique_ptr<NodePrimitive> MakeBinary(const graph::Graph& g, const graph::No
   p->binary = true;
   p->swap_sources = swap;
   try {
-    dnnl::binary::primitive_desc pd(dnnl::binary::desc(algo, p->src, p->src1, p->dst), Engine());
+    dnnl::binary::primitive_desc pd(dnnl::binary::desc(algo, p->src, p->src1, p->dst),
+                                    UserScratchpad(), Engine());
     p->prim = dnnl::binary(pd);
     return Finish(std::move(p), pd);
   } catch (const dnnl::error&) {

@@ -78,7 +78,8 @@ std::unique_ptr<NodePrimitive> MakeLstm(const graph::Graph& g, const graph::Node
                                p->user_src, p->src_iter, p->src_iter_c,
                                F32({1, 1, I, 4, H}, tag::any), F32({1, 1, H, 4, H}, tag::any),
                                p->bias, p->user_dst, p->dst_iter, p->dst_iter_c);
-    dnnl::lstm_forward::primitive_desc pd(d, Engine());
+    dnnl::lstm_forward::primitive_desc pd(d, UserScratchpad(), Engine());
+    p->scratchpad = pd.scratchpad_desc();
     p->w = pd.weights_layer_desc();
     p->w_iter = pd.weights_iter_desc();
     p->prim = dnnl::lstm_forward(pd);
@@ -116,7 +117,8 @@ void PackLstm(NodePrimitive& p, const std::vector<TensorRef>& in, dnnl::stream& 
 }  // namespace
 
 Status RunLstm(NodePrimitive& p, const std::vector<TensorRef>& in,
-               const std::vector<TensorRef>& out, dnnl::stream& s, void* dst_scratch) {
+               const std::vector<TensorRef>& out, dnnl::stream& s, void* dst_scratch,
+               void* scratchpad) {
   const dnnl::engine& eng = Engine();
   if (p.const_weights) {
     std::call_once(p.packed_once, [&] { PackLstm(p, in, s); });
@@ -135,6 +137,8 @@ Status RunLstm(NodePrimitive& p, const std::vector<TensorRef>& in,
   if (!p.src_iter_c.is_zero()) args.emplace(DNNL_ARG_SRC_ITER_C, arg(p.src_iter_c, in[6].data));
   if (!p.dst_iter.is_zero()) args.emplace(DNNL_ARG_DST_ITER, arg(p.dst_iter, out[1].data));
   if (!p.dst_iter_c.is_zero()) args.emplace(DNNL_ARG_DST_ITER_C, arg(p.dst_iter_c, out[2].data));
+  if (p.scratchpad.get_size() > 0)
+    args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(p.scratchpad, eng, scratchpad));
   p.prim.execute(s, args);
   s.wait();
   return Status::Ok();

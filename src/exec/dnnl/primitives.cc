@@ -54,6 +54,14 @@ memory::desc ConvWeightsDesc(const graph::Shape& w, int64_t group) {
 
 }  // namespace
 
+bool IsConstantValue(const graph::Graph& graph, TensorId t) { return IsConstant(graph, t); }
+
+dnnl::primitive_attr UserScratchpad() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
 const dnnl::engine& Engine() {
   static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
   return engine;
@@ -94,7 +102,8 @@ std::unique_ptr<NodePrimitive> MakeConv(const graph::Graph& g, const graph::Node
         layouts.src == Layout::kBlocked ? p->user_src : any_src, any_w,
         bias ? p->bias : memory::desc(), layouts.dst == Layout::kBlocked ? p->user_dst : any_dst,
         win->strides, win->dilations, win->pad_l, win->pad_r);
-    dnnl::convolution_forward::primitive_desc pd(d, Engine());
+    dnnl::convolution_forward::primitive_desc pd(d, UserScratchpad(), Engine());
+    p->scratchpad = pd.scratchpad_desc();
     p->src = pd.src_desc();
     p->dst = pd.dst_desc();
     p->w = pd.weights_desc();
@@ -154,7 +163,9 @@ std::unique_ptr<NodePrimitive> MakePool(const graph::Graph& g, const graph::Node
   try {
     dnnl::pooling_forward::desc d(dnnl::prop_kind::forward_inference, algo, p->src, p->dst,
                                   win.strides, win.kernel, win.pad_l, win.pad_r);
-    p->prim = dnnl::pooling_forward(dnnl::pooling_forward::primitive_desc(d, Engine()));
+    dnnl::pooling_forward::primitive_desc pd(d, UserScratchpad(), Engine());
+    p->scratchpad = pd.scratchpad_desc();
+    p->prim = dnnl::pooling_forward(pd);
     AddReorders(*p);
   } catch (const dnnl::error&) {
     return nullptr;

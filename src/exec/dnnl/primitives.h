@@ -16,11 +16,18 @@ namespace hx::exec::dnnl_impl {
 
 const dnnl::engine& Engine();
 
+// Every primitive takes its scratchpad from RunNode (a per-thread buffer): oneDNN's own (library
+// mode, as Debian builds it) is shared by all primitives, and a primitive must then run on the
+// thread that made it, while ours run on whichever thread runs the node (the profiler measures a
+// node on two threads at once: GPT-2's brgemm MatMuls crashed there).
+dnnl::primitive_attr UserScratchpad();
+
 struct NodePrimitive {
   // oneDNN sizes a primitive's work split for the OpenMP team of the thread that creates it
   // (omp_get_max_threads()); it must run on a team of that size.
   int threads = 1;
   dnnl::primitive prim;
+  dnnl::memory::desc scratchpad;  // what the primitive needs (UserScratchpad); may be empty
   dnnl::memory::desc user_src, user_dst, user_w, bias;  // the executor's buffers
   dnnl::memory::desc src, dst, w;                       // what the primitive reads and writes
   dnnl::reorder src_reorder, dst_reorder, w_reorder;    // empty when the layouts agree
@@ -29,6 +36,9 @@ struct NodePrimitive {
   bool swap_sources = false;  // src is input 1, src1 input 0
   dnnl::memory::desc src1;
   float alpha = 0.0f, beta = 0.0f;  // eltwise: Clip's bounds the primitive was made with
+  // Layer normalisation: Scale (input 1) and, when has_shift, B (input 2), both of `scale`'s desc.
+  bool norm = false, has_shift = false;
+  dnnl::memory::desc scale;
   // LSTM: {S, B, I, H}; the recurrent weights, states and packed weights and bias.
   bool lstm = false;
   std::vector<int64_t> lstm_dims;
@@ -37,6 +47,9 @@ struct NodePrimitive {
   bool const_weights = false;  // input 1 is a graph initializer: reorder it once
   std::once_flag packed_once;
   dnnl::memory packed_w;
+  // Another primitive of the same node (made for another team size) whose packed weights this
+  // one reads: same layout, packed once.
+  std::shared_ptr<NodePrimitive> weights_from;
 };
 
 // `layout`: the tensor's layout in the executor's buffers; kBlocked needs C % block == 0.
@@ -59,10 +72,18 @@ std::unique_ptr<NodePrimitive> MakePool(const graph::Graph& graph, const graph::
 std::unique_ptr<NodePrimitive> MakeEltwise(const graph::Graph& graph, const graph::Node& op,
                                            const std::vector<TensorRef>* in);
 std::unique_ptr<NodePrimitive> MakeBinary(const graph::Graph& graph, const graph::Node& op);
+// MatMul (fp32, ranks >= 2, batch dims broadcast; constant 2-D weights packed once), Softmax
+// over the last axis, LayerNormalization (Y only): matmul.cc, norm.cc.
+std::unique_ptr<NodePrimitive> MakeMatMul(const graph::Graph& graph, const graph::Node& op);
+std::unique_ptr<NodePrimitive> MakeSoftmax(const graph::Graph& graph, const graph::Node& op);
+std::unique_ptr<NodePrimitive> MakeLayerNorm(const graph::Graph& graph, const graph::Node& op);
+// A graph initializer, a Constant's output, or one of those passed through Identity ops.
+bool IsConstantValue(const graph::Graph& graph, TensorId t);
 // ONNX LSTM (one direction, default activations; sequence_lens and peepholes refused).
 std::unique_ptr<NodePrimitive> MakeLstm(const graph::Graph& graph, const graph::Node& op);
 Status RunLstm(NodePrimitive& p, const std::vector<TensorRef>& inputs,
-               const std::vector<TensorRef>& outputs, dnnl::stream& stream, void* dst_scratch);
+               const std::vector<TensorRef>& outputs, dnnl::stream& stream, void* dst_scratch,
+               void* scratchpad);
 // Clip's bounds: its attributes (opset < 11) or its inputs 1 and 2 when `in` has them.
 std::pair<float, float> ClipBounds(const graph::Node& op, const std::vector<TensorRef>* in);
 

@@ -10,7 +10,7 @@ namespace {
 // Per-thread scratch for reordered activations and non-constant weights: grown, never shrunk,
 // so after the first run nothing is allocated.
 struct Scratch {
-  std::vector<char> slot[3];
+  std::vector<char> slot[4];  // src, weights, dst reorders; the primitive's scratchpad
   void* Get(int i, size_t bytes) {
     if (slot[i].size() < bytes) slot[i].resize(bytes);
     return slot[i].data();
@@ -31,6 +31,7 @@ dnnl::memory Weights(NodePrimitive& p, const TensorRef& w, dnnl::stream& s) {
   const dnnl::engine& eng = Engine();
   dnnl::memory user(p.user_w, eng, w.data);
   if (!p.w_reorder) return user;
+  if (p.weights_from != nullptr) return Weights(*p.weights_from, w, s);
   if (p.const_weights) {
     std::call_once(p.packed_once, [&] {
       p.packed_w = dnnl::memory(p.w, eng);
@@ -52,7 +53,8 @@ Status RunNode(NodePrimitive& p, const std::vector<TensorRef>& in,
     const dnnl::engine& eng = Engine();
     dnnl::stream& s = ThreadStream();
     Scratch& scratch = ThreadScratch();
-    if (p.lstm) return RunLstm(p, in, out, s, scratch.Get(2, p.user_dst.get_size()));
+    void* const pad = scratch.Get(3, p.scratchpad.get_size());
+    if (p.lstm) return RunLstm(p, in, out, s, scratch.Get(2, p.user_dst.get_size()), pad);
     void* const src0 = p.swap_sources ? in[1].data : in[0].data;
     dnnl::memory user_src(p.user_src, eng, src0), src = user_src;
     if (p.src_reorder) {
@@ -62,10 +64,16 @@ Status RunNode(NodePrimitive& p, const std::vector<TensorRef>& in,
     dnnl::memory user_dst(p.user_dst, eng, out[0].data), dst = user_dst;
     if (p.dst_reorder) dst = dnnl::memory(p.dst, eng, scratch.Get(2, p.dst.get_size()));
     std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}};
+    if (p.scratchpad.get_size() > 0)
+      args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(p.scratchpad, eng, pad));
     if (p.has_weights) args.emplace(DNNL_ARG_WEIGHTS, Weights(p, in[1], s));
     if (p.binary)
       args.emplace(DNNL_ARG_SRC_1,
                    dnnl::memory(p.src1, eng, p.swap_sources ? in[0].data : in[1].data));
+    if (p.norm) {
+      args.emplace(DNNL_ARG_SCALE, dnnl::memory(p.scale, eng, in[1].data));
+      if (p.has_shift) args.emplace(DNNL_ARG_SHIFT, dnnl::memory(p.scale, eng, in[2].data));
+    }
     if (p.has_bias) args.emplace(DNNL_ARG_BIAS, dnnl::memory(p.bias, eng, in[2].data));
     p.prim.execute(s, args);
     if (p.dst_reorder) p.dst_reorder.execute(s, dst, user_dst);
