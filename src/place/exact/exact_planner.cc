@@ -151,6 +151,13 @@ namespace {
 void AddBaselinePlans(const PlanRequest& request, const std::string& self, const Stopwatch& clock,
                       BaselineBudget* budget, ExactAnswer* answer) {
   const std::vector<std::string> names = PlannerNames();
+  // Without a plan the validator accepts, the baselines run whatever the clock says: one of them
+  // may be the only valid plan (HEFT's with its memory feedback on swin-6.6b, where the warm start
+  // and the model's plan overflow).
+  bool have_valid =
+      !answer->plan.devices.empty() && plan::CheckPlan(answer->plan, *request.cost, self).ok();
+  for (const WarmPlan& w : answer->warm_plans)
+    have_valid = have_valid || plan::CheckPlan(w.plan, *request.cost, w.name).ok();
   for (const char* name : kBaselines) {
     if (name == self || std::find(names.begin(), names.end(), name) == names.end()) continue;
     bool have = false;  // a warm start of that name the validator accepts (warm starts skip the
@@ -158,10 +165,8 @@ void AddBaselinePlans(const PlanRequest& request, const std::string& self, const
     for (const WarmPlan& w : answer->warm_plans)
       have = have || (w.name == name && plan::CheckPlan(w.plan, *request.cost, name).ok());
     if (have) continue;
-    // The first is admitted whatever the clock says when there is no plan yet to fall back on.
     const double start = clock.ElapsedSeconds();
-    const bool last_resort = answer->warm_plans.empty();
-    if (!budget->Admit(name, start) && !last_resort) continue;
+    if (have_valid && !budget->Admit(name, start)) continue;
     auto planner = MakePlanner(name);
     if (!planner.ok()) continue;
     PlanRequest sub = request;
@@ -170,6 +175,7 @@ void AddBaselinePlans(const PlanRequest& request, const std::string& self, const
     auto r = (*planner)->Plan(sub);
     const bool valid = r.ok() && plan::CheckPlan(r->plan, *request.cost, name).ok();
     budget->Ran(clock.ElapsedSeconds() - start);
+    have_valid = have_valid || valid;
     if (valid) answer->warm_plans.push_back({name, std::move(r->plan), std::nullopt});
   }
 }
