@@ -99,7 +99,7 @@ bench: deps
 
 # The placement suite: every paper case, every planner -> docs/results.md (long: not a test).
 suite: release
-	@python3 scripts/placement-suite.py --hexplan $(RELEASE_DIR)/hexplan $(SUITE_ARGS)
+	@python3 scripts/placement-suite.py --hexplan $(RELEASE_DIR)/hexplan --moirai-limit 60 $(SUITE_ARGS)
 
 # Docs that stay true (docs/design.md, "Numbers in the docs"): rerun the cheap commands the docs quote
 # numbers from, then every command of README's "A first look", with the release binary.

@@ -14,6 +14,11 @@ Groups (see docs/results.md for what each reproduces):
   moirai      MOIRAI's Table IV models on its two testbeds, original and fused graphs (its Fig. 10)
   chrion      Chrion's Table 6 LSTM variants on chrion-1080ti, and the alpha sweep of its Fig. 10
   workloads   the MOIRAI CSV and EfficientMIP latency workloads in ../shared/data/placement
+
+Every group also runs `pipeline` and `auto` (what a user gets without choosing a planner); each
+group's section reports the share of cases where `auto` is within 1.10x of the lower bound and
+checks that `auto` is no slower than any other planner on each case. `--moirai-limit 60` adds a
+`moirai 60s` column to the MOIRAI group (MOIRAI rerun with a 60 s limit).
 """
 
 import argparse
@@ -29,13 +34,15 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(os.path.dirname(ROOT), "shared", "data", "placement")
 
 FAST = ["single", "heft", "peft", "m-topo", "m-etf", "m-sct"]
+# What a user gets: the pipeline planner and the portfolio, in every group's table.
+USER = ["pipeline", "auto"]
 
 
 def sortinghat_cases(smoke):
     models = ["gpt2-large", "gpt2-xl", "openllama-3b", "openllama-7b"]
     shapes = [(1, 32), (1, 1024), (4, 128), (32, 64)]
     clusters = ["sortinghat-v100", "sortinghat-v100-hetero", "sortinghat-a6000"]
-    algos = ["single", "critical-path", "efficientmip", "deepplan", "sortinghat", "heft", "m-etf"]
+    algos = ["single", "critical-path", "efficientmip", "deepplan", "sortinghat", "heft", "m-etf"] + USER
     if smoke:
         return [dict(name="gpt2 b1 s32 sortinghat-v100", model="gpt2",
                      args=["--batch", "1", "--seq", "32"], cluster="sortinghat-v100",
@@ -54,7 +61,7 @@ def moirai_cases(smoke):
     models = ["swin-1.8b", "swin-6.6b", "swin-13b", "gpt3-350m", "gpt3-1.3b", "gpt3-2.7b",
               "gpt3-13b", "alphafold2-87m", "alphafold2-930m", "alphafold2-2.4b",
               "alphafold2-3.2b"]
-    algos = ["single", "m-sct", "getf", "moirai", "heft", "m-etf"]
+    algos = ["single", "m-sct", "getf", "moirai", "heft", "m-etf"] + USER
     if smoke:
         return [dict(name="gpt3-350m moirai-intra", model="gpt3-350m", args=["--seq", "128"],
                      cluster="moirai-intra", algos=["single", "heft", "m-etf"])]
@@ -88,7 +95,8 @@ def chrion_cases(smoke):
             s[key] = value
             shapes.append((f"{key}={value}", s))
     return [dict(name=f"lstm {label}", model="lstm", args=lstm_args(s), cluster="chrion-1080ti",
-                 algos=["single", "chrion", "heft", "m-etf"]) for label, s in shapes]
+                 algos=["single", "chrion", "heft", "m-etf"] + ([] if smoke else USER))
+            for label, s in shapes]
 
 
 def workload_cases(smoke):
@@ -102,7 +110,7 @@ def workload_cases(smoke):
         d = os.path.join(emip, sub)
         if os.path.isdir(d):
             files += [os.path.join(d, f) for f in sorted(os.listdir(d)) if f.endswith(".json")]
-    algos = FAST + ["deepplan", "moirai", "efficientmip", "getf"]
+    algos = FAST + ["deepplan", "moirai", "efficientmip", "getf"] + USER
     if smoke:
         files = [f for f in files if f.endswith("example-1.csv")]
         algos = ["heft", "moirai"]
@@ -149,6 +157,26 @@ def run_case(hexplan, case, known, time_limit, timeout):
                     f"exit {proc.returncode}", skipped=skipped, wall_s=wall)
     doc = json.loads(proc.stdout)
     return dict(case=case, doc=doc, skipped=skipped, wall_s=wall, command=" ".join(cmd[1:]))
+
+
+def add_long_moirai(hexplan, result, limit, timeout):
+    """Reruns MOIRAI on `result`'s case with `limit` seconds; its result joins the case's as the
+    column `moirai <limit>s` (an error result when it fails)."""
+    case = result["case"]
+    name = f"moirai {limit:g}s"
+    cmd = [hexplan, "place", case["model"], *case["args"], "--algo", "moirai", "--time-limit",
+           str(limit), "--json"] + (["--cluster", case["cluster"]] if case["cluster"] else [])
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        ok = proc.returncode == 0
+        x = json.loads(proc.stdout) if ok else dict(
+            status="error", error=(proc.stderr.strip().splitlines() or ["?"])[-1])
+    except subprocess.TimeoutExpired:
+        x = dict(status="error", error=f"timed out after {timeout} s")
+    x["algo"] = name
+    result["doc"]["results"].append(x)
+    if name not in case["algos"]:
+        case["algos"] = case["algos"] + [name]
 
 
 def run_alpha_sweep(hexplan, smoke, time_limit):
@@ -361,6 +389,39 @@ def sortinghat_discussion(results):
     return lines
 
 
+# `auto` against the bound and against every other planner, per case.
+AUTO_WITHIN = 1.10
+
+
+def auto_report(results):
+    within, cases, slower = 0, 0, []
+    for r in results:
+        if "error" in r:
+            continue
+        by_algo = {x["algo"]: x for x in r["doc"]["results"]}
+        auto = by_algo.get("auto")
+        lat = latency_of(auto) if auto else None
+        if lat is None:
+            continue
+        cases += 1
+        bound = auto.get("lower_bound_ms")
+        within += bool(bound) and lat <= AUTO_WITHIN * bound * (1 + 1e-9)
+        for a, x in by_algo.items():
+            other = latency_of(x)
+            if a not in ("auto", "critical-path") and other is not None and \
+                    lat > other * (1 + 1e-6):
+                slower.append(f"{r['case']['name']}: auto {lat:.3f} ms, {a} {other:.3f} ms")
+    if not cases:
+        return []
+    lines = [f"`auto` is within {AUTO_WITHIN:.2f}x of the lower bound on {within} of {cases} cases "
+             f"({100.0 * within / cases:.0f}%), and no slower than any other planner on "
+             f"{cases - len({s.split(':')[0] for s in slower})} of {cases}."]
+    if slower:
+        lines += ["", "Cases where another planner beat `auto` (a planner `auto` ran with less time, "
+                  "or one it does not run):", ""] + [f"- {s}" for s in slower]
+    return lines + [""]
+
+
 # Workloads whose optimum under their own model is known (proved by our MILP and by MOIRAI's authors).
 KNOWN_OPTIMA_MS = {"example-1.csv": 30.0}
 
@@ -461,6 +522,9 @@ def main():
                     help="per planner, seconds (3: what docs/results.md was written with)")
     ap.add_argument("--case-timeout", type=float, default=900.0, help="per case, seconds")
     ap.add_argument("--smoke", action="store_true", help="one small case per group")
+    ap.add_argument("--moirai-limit", type=float, default=0.0,
+                    help="also run MOIRAI with this limit on the moirai group's cases (column "
+                         "'moirai <S>s'; 0: not run)")
     ap.add_argument("--merge", action="store_true",
                     help="replace only the selected groups' sections of an existing --out")
     args = ap.parse_args()
@@ -478,7 +542,11 @@ def main():
              "discrete-event simulator's latency under hexplan's cost model (the calibrated GPU "
              "model, docs/cost-model.md \"Calibrated model\", or the workload's own profile), the same for every planner; see docs/simulator.md and "
              "docs/cost-model.md. Planning time limit per planner: each section names the "
-             "command that wrote it (`make suite` runs every group at 3 s per planner).", ""]
+             "command that wrote it (`make suite` runs every group at 3 s per planner, and MOIRAI "
+             "also at 60 s: the `moirai 60s` column, `--moirai-limit 60`). The `pipeline` and "
+             "`auto` columns are what a user gets without choosing a planner; below each table, "
+             "the share of cases where `auto` is within 1.10x of the bound, and the cases where "
+             "another planner beat it.", ""]
     preamble_end = len(lines)
     failures = 0
     sections = {}
@@ -488,11 +556,14 @@ def main():
         start = len(lines)
         for case in make(args.smoke):
             r = run_case(args.hexplan, case, known, args.time_limit, args.case_timeout)
+            if g == "moirai" and args.moirai_limit > 0 and "error" not in r and "moirai" in known:
+                add_long_moirai(args.hexplan, r, args.moirai_limit, args.case_timeout)
             status = "error: " + r["error"] if "error" in r else f"{r['wall_s']:.1f} s"
             print(f"[{g}] {case['name']}: {status}", file=sys.stderr, flush=True)
             failures += "error" in r
             results.append(r)
         lines += group_report(g, title, results, img_dir, "img", args.time_limit)
+        lines += auto_report(results)
         if g == "sortinghat":
             lines += sortinghat_discussion(results)
         if g == "workloads":

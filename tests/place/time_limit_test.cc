@@ -10,6 +10,7 @@
 #include "hexplan/core/stopwatch.h"
 #include "hexplan/cost/cost_model.h"
 #include "hexplan/hw/presets.h"
+#include "hexplan/place/exact/exact_planner.h"
 #include "hexplan/place/exact/getf.h"
 #include "hexplan/place/exact/moirai_milp.h"
 #include "hexplan/place/planner.h"
@@ -133,6 +134,51 @@ TEST(TimeLimitTest, EveryExactPlannerAndAutoGiveAValidPlanUnderAShortLimit) {
     EXPECT_TRUE(statuses.count(out->result.status))
         << algo << ": " << PlanStatusName(out->result.status);
   }
+}
+
+// The baselines an exact planner runs after its model, fitted to the limit's end: each estimated
+// at the longest so far and at least kBaselineSecondsPerOp per op; those that cannot end by the
+// deadline are skipped and named.
+TEST(TimeLimitTest, BaselineBudgetSkipsWhatCannotEndByTheDeadline) {
+  BaselineBudget budget(/*deadline_s=*/10.0, /*ops=*/100000);  // at least 1 s each
+  EXPECT_DOUBLE_EQ(budget.Estimate(), 100000 * kBaselineSecondsPerOp);
+  EXPECT_TRUE(budget.Admit("single", 2.0));
+  budget.Ran(0.5);  // shorter than the per-op floor: the floor stays
+  EXPECT_DOUBLE_EQ(budget.Estimate(), 1.0);
+  EXPECT_TRUE(budget.Admit("heft", 2.6));
+  budget.Ran(3.0);  // the longest so far sets the estimate
+  EXPECT_DOUBLE_EQ(budget.Estimate(), 3.0);
+  EXPECT_TRUE(budget.Admit("peft", 7.0));    // 7 + 3 ends at the deadline
+  EXPECT_FALSE(budget.Admit("m-etf", 7.5));  // would end at 10.5
+  EXPECT_FALSE(budget.Admit("m-topo", 9.9));
+  EXPECT_EQ(budget.skipped(), (std::vector<std::string>{"m-etf", "m-topo"}));
+  EXPECT_EQ(budget.Note(), "; skipped for the time limit: m-etf, m-topo");
+  EXPECT_EQ(BaselineBudget(1.0, 10).Note(), "");
+}
+
+TEST(TimeLimitTest, TheModelLeavesTheBaselinesTheirShareOfTheLimit) {
+  EXPECT_DOUBLE_EQ(BaselineReserveSeconds(60.0, 1000), 6 * 1000 * kBaselineSecondsPerOp);
+  EXPECT_DOUBLE_EQ(BaselineReserveSeconds(4.0, 10000000), 1.0);  // at most a quarter
+  auto s = MakeTimeLimitInputs(testing::MakeChain(20), "sortinghat-v100");
+  PlanRequest r;
+  r.cost = s->cost.get();
+  r.options.time_limit_s = 60.0;
+  const double baselines = BaselineReserveSeconds(60.0, s->graph.num_nodes());
+  EXPECT_NEAR(TimeLeftForModel(r, 10.0), 60.0 - 0.25 - baselines - 10.0, 1e-12);
+  EXPECT_DOUBLE_EQ(TimeLeftForModel(r, 70.0), 0.01);
+}
+
+// A limit the model's warm starts alone overrun: the baselines after the model are skipped and the
+// detail says which, and the plan is still valid (the warm start).
+TEST(TimeLimitTest, AnExactPlannerPastItsLimitSkipsTheBaselinesAndSaysSo) {
+  auto s = MakeTimeLimitInputs(testing::MakeRandomDag(300, 3, 64), "sortinghat-v100");
+  PlanRequest r;
+  r.cost = s->cost.get();
+  r.options.time_limit_s = 1e-3;  // below HEFT's time on 300 ops, even in a release build
+  auto out = RunPlanner("getf", r);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_NE(out->result.detail.find("skipped for the time limit: single"), std::string::npos)
+      << out->result.detail;
 }
 
 }  // namespace

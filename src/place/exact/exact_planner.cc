@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <limits>
 #include <set>
 
@@ -23,8 +24,11 @@ std::string PartPath(const std::string& path, int index) {
   return path.substr(0, dot) + tag + path.substr(dot);
 }
 
-// An external solution's values: warned about when they break the model's constraints (the
-// planner then uses its placement and order, re-timed).
+// The fast planners every exact planner's answer is compared with (bullet "never slower than the
+// obvious plan"): each is run on the request when registered, and kept as a warm plan when it
+// passes the validator.
+const char* const kBaselines[] = {"single", "heft", "peft", "m-etf", "m-topo"};
+
 }  // namespace
 
 StatusOr<MilpRun> ReadMilpSolution(const milp::Model& model, const MilpSettings& settings,
@@ -111,20 +115,49 @@ StatusOr<MilpRun> RunMilp(const milp::Model& model, std::vector<double> mip_star
   return run;
 }
 
+double BaselineReserveSeconds(double time_limit_s, size_t ops) {
+  const double all = static_cast<double>(std::size(kBaselines) + 1) * kBaselineSecondsPerOp *
+                     static_cast<double>(ops);
+  return std::min(0.25 * time_limit_s, all);
+}
+
 double TimeLeftForModel(const PlanRequest& request, double elapsed_s) {
   const double limit = request.options.time_limit_s;
-  return std::max(0.01, limit - std::min(0.25, 0.03 * limit) - elapsed_s);
+  const double baselines = BaselineReserveSeconds(limit, request.graph().num_nodes());
+  return std::max(0.01, limit - std::min(0.25, 0.03 * limit) - baselines - elapsed_s);
+}
+
+double BaselineBudget::Estimate() const {
+  return std::max(longest_s_, kBaselineSecondsPerOp * static_cast<double>(ops_));
+}
+
+bool BaselineBudget::Admit(const std::string& name, double now_s) {
+  if (now_s + Estimate() <= deadline_s_) return true;
+  skipped_.push_back(name);
+  return false;
+}
+
+std::string BaselineBudget::Note() const {
+  if (skipped_.empty()) return "";
+  std::string s = "; skipped for the time limit:";
+  for (size_t i = 0; i < skipped_.size(); ++i) s += (i == 0 ? " " : ", ") + skipped_[i];
+  return s;
 }
 
 namespace {
 
-// The fast planners every exact planner's answer is compared with (bullet "never slower than the
-// obvious plan"): each is run on the request when registered, and kept as a warm plan when it
-// passes the validator.
-const char* const kBaselines[] = {"single", "heft", "peft", "m-etf", "m-topo"};
-
-void AddBaselinePlans(const PlanRequest& request, const std::string& self, ExactAnswer* answer) {
+// The baselines not yet among the warm plans, each while `budget` admits it (its start on
+// `clock`), with the time left as its limit.
+void AddBaselinePlans(const PlanRequest& request, const std::string& self, const Stopwatch& clock,
+                      BaselineBudget* budget, ExactAnswer* answer) {
   const std::vector<std::string> names = PlannerNames();
+  // Without a plan the validator accepts, the baselines run whatever the clock says: one of them
+  // may be the only valid plan (HEFT's with its memory feedback on swin-6.6b, where the warm start
+  // and the model's plan overflow).
+  bool have_valid =
+      !answer->plan.devices.empty() && plan::CheckPlan(answer->plan, *request.cost, self).ok();
+  for (const WarmPlan& w : answer->warm_plans)
+    have_valid = have_valid || plan::CheckPlan(w.plan, *request.cost, w.name).ok();
   for (const char* name : kBaselines) {
     if (name == self || std::find(names.begin(), names.end(), name) == names.end()) continue;
     bool have = false;  // a warm start of that name the validator accepts (warm starts skip the
@@ -132,22 +165,28 @@ void AddBaselinePlans(const PlanRequest& request, const std::string& self, Exact
     for (const WarmPlan& w : answer->warm_plans)
       have = have || (w.name == name && plan::CheckPlan(w.plan, *request.cost, name).ok());
     if (have) continue;
+    const double start = clock.ElapsedSeconds();
+    if (have_valid && !budget->Admit(name, start)) continue;
     auto planner = MakePlanner(name);
     if (!planner.ok()) continue;
     PlanRequest sub = request;
+    sub.options.time_limit_s = std::max(1e-3, request.options.time_limit_s - start);
     sub.planner_options = request.planner_options.Restrict((*planner)->Options());
     auto r = (*planner)->Plan(sub);
-    if (!r.ok() || !plan::CheckPlan(r->plan, *request.cost, name).ok()) continue;
-    answer->warm_plans.push_back({name, std::move(r->plan), std::nullopt});
+    const bool valid = r.ok() && plan::CheckPlan(r->plan, *request.cost, name).ok();
+    budget->Ran(clock.ElapsedSeconds() - start);
+    have_valid = have_valid || valid;
+    if (valid) answer->warm_plans.push_back({name, std::move(r->plan), std::nullopt});
   }
 }
 
 // When the model finds no plan within memory (its own memory model can be stricter than the
 // validator's): the fastest valid baseline plan, with status warm_start, else `why`.
 StatusOr<ExactAnswer> BaselineAnswer(const PlanRequest& request, const std::string& self,
+                                     const Stopwatch& clock, BaselineBudget* budget,
                                      const Status& why) {
   ExactAnswer answer;
-  AddBaselinePlans(request, self, &answer);
+  AddBaselinePlans(request, self, clock, budget, &answer);
   if (answer.warm_plans.empty()) return why;
   answer.plan = std::move(answer.warm_plans.front().plan);
   answer.kept_warm_start = answer.warm_plans.front().name;
@@ -224,14 +263,21 @@ std::vector<OptionSpec> ExactPlanner::Options() const {
 StatusOr<PlanResult> ExactPlanner::Plan(const PlanRequest& request) {
   if (request.cost == nullptr) return InvalidArgument(Name() + ": request without a cost model");
   HX_ASSIGN_OR_RETURN(const OptionSet options, ResolveOptions(request, *this));
+  const Stopwatch clock;
+  // The baselines and the simulations that compare the plans share the limit's end; the last
+  // simulation of each kept plan counts as one more baseline's time.
+  BaselineBudget budget(request.options.time_limit_s, request.graph().num_nodes());
   const MilpSettings settings = MilpSettingsFor(request, options, request.options.time_limit_s);
   StatusOr<ExactAnswer> solved = SolveModel(request, options, settings);
   if (!solved.ok() && solved.status().code() == StatusCode::kResourceExhausted)
-    solved = BaselineAnswer(request, Name(), solved.status());
+    solved = BaselineAnswer(request, Name(), clock, &budget, solved.status());
   HX_ASSIGN_OR_RETURN(ExactAnswer answer, std::move(solved));
   if (!answer.from_solution_file && !answer.keep_own_plan)
-    AddBaselinePlans(request, Name(), &answer);
+    AddBaselinePlans(request, Name(), clock, &budget, &answer);
   HX_RETURN_IF_ERROR(KeepFasterPlan(*request.cost, &answer));
+  answer.detail += budget.Note();
+  if (!budget.skipped().empty())
+    LogTo(request.logger, LogLevel::kInfo, Name() + ": " + budget.Note().substr(2));
   OnAnswer(answer);
   PlanResult result;
   result.plan = std::move(answer.plan);

@@ -39,6 +39,11 @@ constexpr size_t kMaxStages = 8;
 constexpr int kMaxRefineEvaluations = 48;
 // Cut searches per (order, stage count) that feed the validator's memory count back.
 constexpr int kMemoryRounds = 4;
+// Ops simulated in all by the refinement (each simulation costs about its op count): a graph of
+// n ops gets at most kSimulatedOpBudget / n refining simulations, shared by the (order, stage
+// count) pairs still to search, so planning time stays about linear in n on large graphs (50,000
+// ops: 12 simulations) while graphs up to about 1,800 ops on four devices keep the full search.
+constexpr double kSimulatedOpBudget = 6e5;
 
 struct NamedOrder {
   std::string name;
@@ -201,9 +206,13 @@ class PipelinePlanner final : public Planner {
     std::stable_sort(roomiest.begin(), roomiest.end(), [&](DeviceId a, DeviceId b) {
       return Capacity(cluster, a) > Capacity(cluster, b);
     });
+    const int max_evaluations =
+        static_cast<int>(std::min(1e9, kSimulatedOpBudget / static_cast<double>(any_order.size())));
+    int searches_left = static_cast<int>(1 + (max_stages - 1) * orders.size());
     // One stage is always tried, whatever the time limit: there is always a plan to return.
     for (size_t k = 1; k <= max_stages && (k == 1 || !out_of_time()); ++k) {
       for (const NamedOrder& order : orders) {
+        --searches_left;
         if (k > 1 && out_of_time()) break;
         // Feasibility first: cuts balanced in time within each device's memory, the memory the
         // validator counts fed back (a device over by x gets x less) a few times.
@@ -233,7 +242,7 @@ class PipelinePlanner final : public Planner {
         }
         // Refine: move one cut at a time by a halving step while the latency improves.
         size_t step = std::max<size_t>(1, order.ops.size() / 16);
-        int budget = k > 1 ? kMaxRefineEvaluations : 0;
+        int budget = k > 1 ? RefineBudget(max_evaluations - evaluations, searches_left) : 0;
         while (budget > 0 && current && !out_of_time()) {
           bool improved = false;
           for (size_t j = 0; j < cuts.size() && budget > 0 && !out_of_time(); ++j) {
@@ -280,6 +289,14 @@ class PipelinePlanner final : public Planner {
   }
 
  private:
+  // Refining simulations for this (order, stage count): its share of what the op budget leaves,
+  // the pairs still to search keeping theirs (`later` of them; each also needs at least one
+  // simulation for its balanced cut).
+  static int RefineBudget(int evaluations_left, int later) {
+    const int share = (evaluations_left - later) / (later + 1);
+    return std::clamp(share, 0, kMaxRefineEvaluations);
+  }
+
   // A device's memory for the cut search (0 in the cluster: unlimited).
   static double Capacity(const hw::Cluster& cluster, DeviceId d) {
     const int64_t bytes = cluster.device(d).memory_bytes();

@@ -9,6 +9,7 @@
 //      is not the simulator's), so an exact planner is never worse than its warm start;
 //   4. report: status, the model's objective, the solver's bound and gap, a detail line.
 
+#include <algorithm>
 #include <functional>
 #include <optional>
 #include <string>
@@ -145,9 +146,40 @@ class ExactPlanner : public Planner {
 };
 
 // What is left of the request's time limit for a model started `elapsed_s` into the planner,
-// keeping a little for turning its answer into a plan (at least 10 ms: the model then keeps its
-// warm start).
+// keeping a little for turning its answer into a plan and the baselines' share
+// (BaselineReserveSeconds; at least 10 ms: the model then keeps its warm start).
 double TimeLeftForModel(const PlanRequest& request, double elapsed_s);
+
+// The time the skeleton keeps for the fast planners it runs after the model (the baselines) and
+// for simulating their plans: kBaselineSecondsPerOp per op for each, at most a quarter of the
+// limit.
+inline constexpr double kBaselineSecondsPerOp = 10e-6;
+double BaselineReserveSeconds(double time_limit_s, size_t ops);
+
+// Which baselines fit in what is left of the time limit. Each is estimated at the longest one has
+// taken so far, and at least kBaselineSecondsPerOp per op; one that would end past the deadline is
+// skipped (and named in the plan's `detail`), so an exact planner ends near its limit on big graphs
+// instead of running every fast planner after a MILP that used the whole limit. Deterministic for
+// given clock readings (tests/place/time_limit_test.cc).
+class BaselineBudget {
+ public:
+  BaselineBudget(double deadline_s, size_t ops) : deadline_s_(deadline_s), ops_(ops) {}
+  // True when `name` may start at `now_s` (seconds on the planner's clock); else it is recorded
+  // as skipped.
+  bool Admit(const std::string& name, double now_s);
+  // A baseline that was admitted took `seconds` (its plan's check and simulation included).
+  void Ran(double seconds) { longest_s_ = std::max(longest_s_, seconds); }
+  double Estimate() const;
+  const std::vector<std::string>& skipped() const { return skipped_; }
+  // "; skipped for the time limit: peft, m-etf" (empty when none was).
+  std::string Note() const;
+
+ private:
+  double deadline_s_;
+  size_t ops_;
+  double longest_s_ = 0.0;
+  std::vector<std::string> skipped_;
+};
 
 // Step 3 alone: `answer.plan` against `answer.warm_plans` (those the validator accepts) by
 // simulation; the fastest becomes the answer's plan (a warm one with status warm_start, its
