@@ -8,6 +8,10 @@ plan on it with `hexplan place`, and compares the ranks' run with the one-proces
   four-ranks  a pipeline plan over four nodes: bit-equal
   rank-fails  a kernel that fails on rank 1 (HEXPLAN_TEST_FAIL_OP) ends both ranks with the op
               and the rank named; a rank killed with SIGKILL ends the job too
+  tp-four-ranks  `hexplan tp` plans (Megatron 1D, AutoDDL and AsymGroup 2D) over four ranks:
+              `mpirun -np 4 hexplan run gpt2 --tp-plan P` runs one rank per plan node with MPI
+              collectives; its output within 1e-5 relative of the one-process forward and of
+              the same plan run on threads in one process
   profile-network  `mpirun -np 2 hexplan profile --network`: point-to-point, all-reduce,
               all-gather and reduce-scatter samples from 4 KiB up (the collectives' values
               checked by hexplan) and the alpha-beta fits (cost/fit_collective.h) written on
@@ -150,6 +154,59 @@ def case_two_ranks(run):
 
 def case_four_ranks(run):
     check_bit_equal(run, 4, run.cluster(4), "pipeline")
+
+
+# (method, cluster, extra `hexplan tp` flags): the layouts of docs/tensor-parallel.md on 4 nodes.
+TP_PLANS = [("megatron", "asym:nodes=4", []), ("autoddl", "asym:nodes=4", []),
+             ("asymgroup", "asym:gpus=1,1,2,3", ["--groups", "2", "--paper-groups"])]
+
+
+def read_npy_f32(path):
+    """(shape, values) of a little-endian fp32 .npy file (no numpy needed)."""
+    import array
+    import ast
+    with open(path, "rb") as f:
+        data = f.read()
+    header_len = int.from_bytes(data[8:10], "little")
+    header = ast.literal_eval(data[10:10 + header_len].decode("latin1"))
+    if header["descr"] != "<f4" or header["fortran_order"]:
+        sys.exit("FAIL: %s: expected a C-order fp32 array, got %s" % (path, header))
+    values = array.array("f")
+    values.frombytes(data[10 + header_len:])
+    return tuple(header["shape"]), values
+
+
+def relative_difference(a_path, b_path):
+    (a_shape, a), (b_shape, b) = read_npy_f32(a_path), read_npy_f32(b_path)
+    if a_shape != b_shape or len(a) != len(b):
+        return float("inf")
+    largest = max([abs(v) for v in b] + [1e-30])
+    return max([abs(x - y) for x, y in zip(a, b)] + [0.0]) / largest
+
+
+def case_tp_four_ranks(run):
+    for algo, cluster, extra in TP_PLANS:
+        r = run.hx("tp", "gpt2", "--cluster", cluster, "--algo", algo, "--batch", "2",
+                   "--input-len", "8", "--output-len", "1", *extra, "--json")
+        plan = run.path("tp-%s.json" % algo)
+        with open(plan, "w") as f:
+            f.write(r.stdout)
+        one, many = run.path("tp-%s-one.npy" % algo), run.path("tp-%s-mpi.npy" % algo)
+        common = ["run", "gpt2", "--tp-plan", plan, "--tp-layers", "1", "--json"]
+        run.hx(*common, "--output", one)
+        r, seconds = run.mpi(4, *common, "--output", many)
+        if r.returncode != 0:
+            sys.exit("FAIL: mpirun -np 4 --tp-plan (%s) exited %d:\n%s%s" %
+                     (algo, r.returncode, r.stdout, r.stderr))
+        report = json.loads(r.stdout)
+        if report["transport"] != "mpi" or report["ranks"] != 4 or \
+                not report["max_relative_error"] <= 1e-5:
+            sys.exit("FAIL: %s over mpirun: %s" % (algo, r.stdout))
+        diff = relative_difference(many, one)
+        if not diff <= 1e-5:
+            sys.exit("FAIL: %s over 4 MPI ranks differs from threads by %g" % (algo, diff))
+        print("ok: %s over 4 MPI ranks: %.2e from the reference, %.2e from threads (%.1f s)" %
+              (algo, report["max_relative_error"], diff, seconds))
 
 
 def rank_pids(mpirun_pid, rank):
@@ -322,12 +379,13 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--hexplan", required=True)
     ap.add_argument("--mpirun", required=True)
-    ap.add_argument("case", choices=["two-ranks", "four-ranks", "rank-fails", "profile-network",
-                                     "shaped-links"])
+    ap.add_argument("case", choices=["two-ranks", "four-ranks", "tp-four-ranks", "rank-fails",
+                                     "profile-network", "shaped-links"])
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="hx-mpi-") as tmp:
         run = Runner(args, tmp)
         {"two-ranks": case_two_ranks, "four-ranks": case_four_ranks,
+         "tp-four-ranks": case_tp_four_ranks,
          "rank-fails": case_rank_fails,
          "profile-network": case_profile_network,
          "shaped-links": case_shaped_links}[args.case](run)
