@@ -53,6 +53,9 @@ struct ShareOptions {
   int verify_seeds = 5;
   double verify_seconds = 60;
   double verify_margin = 0.03;
+  // A segment loaded beyond this share of its batch capacity (arrival rate x batch latency /
+  // (batch x processes)) fails the planner's check whatever its p99 (slo_repair.h).
+  double verify_max_load = 0.91;
   Status Validate() const;
 };
 
