@@ -31,6 +31,10 @@ struct PlacedSegment {
   Triplet triplet;
   int start = 0;       // MIG: start memory slice; MPS plans: first GPC of the share
   int share_gpcs = 0;  // GPCs allocated (MIG: the instance size; MPS: the share, maybe larger)
+  // The service's requests are routed to its segments in proportion to their weights; 0: the
+  // profiled throughput. hexplan sets the segment's verified capacity (verified_capacity.h).
+  double route_weight = 0;
+  double RouteWeight() const { return route_weight > 0 ? route_weight : triplet.throughput; }
 };
 
 struct GpuAssignment {
