@@ -9,7 +9,7 @@ namespace hx::share {
 namespace {
 
 constexpr int kCapacitySeeds = 2;
-constexpr double kCapacityRequests = 20000;  // per seed
+constexpr double kCapacityRequests = 5000;  // per seed
 constexpr int kCapacitySteps = 6;           // bisection over [hi / 2, hi]: within 1% of hi
 constexpr double kCapacitySafety = 0.98;
 // Per size, only points within this share of the size's best throughput are simulated.

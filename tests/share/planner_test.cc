@@ -8,6 +8,8 @@
 #include "hexplan/share/allocator.h"
 #include "hexplan/share/configurator.h"
 #include "hexplan/share/exact.h"
+#include "hexplan/share/serving_sim.h"
+#include "hexplan/share/slo_repair.h"
 #include "share/share_test_util.h"
 
 namespace hx::share {
@@ -139,11 +141,8 @@ TEST_P(ScenarioTest, EveryPlanIsValidMeetsItsSlosAndHexplanNeverLoses) {
                            "exact-pack", "hexplan"}) {
     EXPECT_GE(plans[algo].metrics.gpus, plans["exact"].metrics.gpus) << k << " " << algo;
   }
-  // hexplan adds capacity only where its check needs it: without headroom it is the exact bound.
-  const auto& headroom = plans["hexplan"].slo.headroom;
-  if (std::all_of(headroom.begin(), headroom.end(), [](double x) { return x == 1; })) {
-    EXPECT_EQ(plans["hexplan"].metrics.gpus, plans["exact"].metrics.gpus) << k;
-  }
+  // hexplan's verdict is the judge's: the whole plan in the serving simulation.
+  EXPECT_EQ(plans["hexplan"].slo.how.rfind("judge:", 0), 0u) << plans["hexplan"].slo.how;
   // iGniter cannot serve the high-rate scenarios (as in the paper).
   EXPECT_EQ(plans["igniter"].unsupported.empty(), GetParam() <= 4) << k;
   // Metrics are consistent with the layout.
@@ -187,6 +186,56 @@ TEST(HexplanTest, UsesFewerGpusThanParvaGpuOnTheHighRateScenarios) {
     const int ours = PlanShare(problem, o)->metrics.gpus;
     EXPECT_LT(ours, parva) << k;
   }
+}
+
+// Golden counts with every plan verified: hexplan's plans (the check shortened to seeds 1-2 x
+// 20 s for the test) pass the judge at those settings and use no more GPUs in total than
+// ParvaGPU's at 0.5 (46) or as published (0.45, 47). docs/sharing.md has the full check's counts.
+TEST(HexplanTest, VerifiedPlansUseNoMoreGpusThanParvaGpu) {
+  const int golden[] = {2, 3, 5, 7, 13, 16};
+  int ours = 0, parva = 0;
+  for (int k = 1; k <= 6; ++k) {
+    const ShareProblem problem = testing::Scenario("S" + std::to_string(k));
+    ShareOptions o;
+    o.algo = "hexplan";
+    o.verify_seeds = 2;
+    o.verify_seconds = 20;
+    auto plan = PlanShare(problem, o);
+    ASSERT_TRUE(plan.ok());
+    EXPECT_TRUE(plan->slo.verified) << "S" << k;
+    EXPECT_EQ(plan->metrics.gpus, golden[k - 1]) << "S" << k;
+    ours += plan->metrics.gpus;
+    o.algo = "parvagpu";
+    parva += PlanShare(problem, o)->metrics.gpus;
+  }
+  EXPECT_EQ(parva, 46);
+  EXPECT_LE(ours, parva);
+}
+
+// A plan that misses is reported as such: ParvaGPU's S5 plan, which no headroom changes (the
+// plan function ignores it), ends the repair rounds unverified, with the misses named.
+TEST(HexplanTest, VerificationReportsAPlanThatMisses) {
+  const ShareProblem problem = testing::Scenario("S5");
+  ShareOptions o;
+  o.algo = "parvagpu";
+  o.verify_seeds = 1;
+  o.verify_seconds = 10;
+  auto parva = PlanShare(problem, o);
+  ASSERT_TRUE(parva.ok());
+  auto plan = PlanMeetingSlos(problem, o, [&](const ShareProblem&) { return *parva; });
+  ASSERT_TRUE(plan.ok());
+  EXPECT_TRUE(plan->slo.checked);
+  EXPECT_FALSE(plan->slo.verified);
+  EXPECT_EQ(plan->slo.how.rfind("judge:", 0), 0u) << plan->slo.how;
+  ASSERT_EQ(plan->slo.meets_slo.size(), problem.services.size());
+  EXPECT_TRUE(std::count(plan->slo.meets_slo.begin(), plan->slo.meets_slo.end(), false) > 0);
+  EXPECT_LT(plan->slo.slo_compliance, 1.0);
+  // The judge alone agrees.
+  ServingSimOptions sim;
+  sim.duration_s = 10;
+  auto judged = SimulateServing(problem, *parva, sim);
+  ASSERT_TRUE(judged.ok());
+  EXPECT_FALSE(judged->verified);
 }
 
 TEST(HexplanTest, SloFactorChangesTheSegments) {

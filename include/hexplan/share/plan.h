@@ -56,10 +56,10 @@ struct ShareOptions {
   // (1 - verify_margin) x its SLO, otherwise its segments are sized for a higher rate.
   int verify_seeds = 5;
   double verify_seconds = 60;
-  double verify_margin = 0.03;
+  double verify_margin = 0.01;
   // A segment loaded beyond this share of its batch capacity (arrival rate x batch latency /
   // (batch x processes)) fails the planner's check whatever its p99 (slo_repair.h).
-  double verify_max_load = 0.91;
+  double verify_max_load = 1.0;
   Status Validate() const;
 };
 
