@@ -119,8 +119,8 @@ void Check(const ShareProblem& problem, const ShareOptions& options, ClassCache*
     c.compliance[i] = within / svc.rate;
     met_rate += within;
     c.load[i] = max_load;
-    c.meets_slo[i] =
-        c.p99_ms[i] <= (1 - options.verify_margin) * svc.slo_ms && max_load <= options.verify_max_load;
+    c.meets_slo[i] = c.p99_ms[i] <= (1 - options.verify_margin) * svc.slo_ms &&
+                     max_load <= options.verify_max_load;
     c.verified = c.verified && c.meets_slo[i];
   }
   c.slo_compliance = rate > 0 ? met_rate / rate : 1;
@@ -156,8 +156,7 @@ StatusOr<bool> JudgeWholePlan(const ShareProblem& problem, const ShareOptions& o
 // Gives each service that misses in plan.slo more headroom or a tighter latency budget; false when
 // nothing more can be tried.
 bool RaiseMissing(const ShareProblem& problem, const ShareOptions& options, const SharePlan& plan,
-                  std::vector<double>* headroom,
-                  std::vector<double>* budget) {
+                  std::vector<double>* headroom, std::vector<double>* budget) {
   bool raised = false;
   for (size_t i = 0; i < problem.services.size(); ++i) {
     if (plan.slo.meets_slo[i]) continue;

@@ -32,7 +32,7 @@ double ShortP99(const Triplet& t, double lambda) {
 }  // namespace
 
 double VerifiedCapacity::Of(const Triplet& t, double target_ms) {
-  const auto key = std::make_tuple(profile_, t.gpcs, t.batch, t.processes, target_ms);
+  const auto key = std::make_tuple(profile_->model, t.gpcs, t.batch, t.processes, target_ms);
   auto it = cache_.find(key);
   if (it != cache_.end()) return it->second;
   double lo = 0;
@@ -63,7 +63,8 @@ TripletArray VerifiedCapacity::Decide(const ServiceProfile& profile, double limi
            SizeIndex(p.gpcs) >= 0;
   };
   for (const auto& p : profile.points) {
-    if (eligible(p)) best_tp[SizeIndex(p.gpcs)] = std::max(best_tp[SizeIndex(p.gpcs)], p.throughput);
+    if (eligible(p))
+      best_tp[SizeIndex(p.gpcs)] = std::max(best_tp[SizeIndex(p.gpcs)], p.throughput);
   }
   TripletArray out{};
   for (const auto& p : profile.points) {

@@ -60,6 +60,8 @@ struct ShareOptions {
   // A segment loaded beyond this share of its batch capacity (arrival rate x batch latency /
   // (batch x processes)) fails the planner's check whatever its p99 (slo_repair.h).
   double verify_max_load = 1.0;
+  // Other algorithms than hexplan: check and repair their plans the same way (--repair).
+  bool repair = false;
   Status Validate() const;
 };
 

@@ -10,6 +10,7 @@
 // segments in proportion to them (PlacedSegment::route_weight).
 
 #include <map>
+#include <string>
 #include <tuple>
 
 #include "hexplan/share/plan.h"
@@ -18,7 +19,7 @@ namespace hx::share {
 
 // Estimates, cached by (point, target): a bisection over the arrival rate in [hi / 2, hi] (hi: the
 // throughput, at most `max_load` x the point's batch capacity) with a short simulation (2 seeds x
-// 20,000 requests), less 2%; points below hi / 2 are not used. Per size only the points within
+// 5,000 requests), less 2%; points below hi / 2 are not used. Per size only the points within
 // 90% of the size's best throughput are simulated. The planner's
 // check (slo_repair.h) then simulates the plan as the judge does.
 class VerifiedCapacity {
@@ -36,7 +37,7 @@ class VerifiedCapacity {
 
  private:
   double max_load_;
-  std::map<std::tuple<const ServiceProfile*, int, int, int, double>, double> cache_;
+  std::map<std::tuple<std::string, int, int, int, double>, double> cache_;  // by model
   const ServiceProfile* profile_ = nullptr;
 };
 
