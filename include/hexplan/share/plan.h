@@ -53,7 +53,8 @@ struct ShareOptions {
   int64_t exact_node_limit = 4000000;  // the exact bound's budget
   // hexplan's SLO check (slo_repair.h): Poisson arrivals, `verify_seconds` simulated seconds for
   // each of the seeds 1..verify_seeds (0: no check); a service passes when its p99 stays within
-  // (1 - verify_margin) x its SLO, otherwise its segments are sized for a higher rate.
+  // (1 - verify_margin) x its SLO, otherwise its segments are sized for a higher rate; the
+  // whole plan is then judged in the serving simulation with the same seeds and seconds.
   int verify_seeds = 5;
   double verify_seconds = 60;
   double verify_margin = 0.01;
