@@ -141,6 +141,12 @@ TEST_P(ScenarioTest, EveryPlanIsValidMeetsItsSlosAndHexplanNeverLoses) {
                            "exact-pack", "hexplan"}) {
     EXPECT_GE(plans[algo].metrics.gpus, plans["exact"].metrics.gpus) << k << " " << algo;
   }
+  // Golden counts with every plan verified (the check shortened to seed 1 x 10 s for the test; the
+  // default 60 s x seeds 1-5 gives the same counts, docs/sharing.md): 46 GPUs on S1-S6, never more
+  // than ParvaGPU's plans (46 at 0.5, which miss on 4 scenarios).
+  const int golden[] = {2, 3, 5, 7, 13, 16};
+  EXPECT_EQ(plans["hexplan"].metrics.gpus, golden[GetParam() - 1]) << k;
+  EXPECT_LE(plans["hexplan"].metrics.gpus, plans["parvagpu"].metrics.gpus) << k;
   // hexplan's verdict is the judge's: the whole plan in the serving simulation.
   EXPECT_EQ(plans["hexplan"].slo.how.rfind("judge:", 0), 0u) << plans["hexplan"].slo.how;
   // iGniter cannot serve the high-rate scenarios (as in the paper).
@@ -186,30 +192,6 @@ TEST(HexplanTest, UsesFewerGpusThanParvaGpuOnTheHighRateScenarios) {
     const int ours = PlanShare(problem, o)->metrics.gpus;
     EXPECT_LT(ours, parva) << k;
   }
-}
-
-// Golden counts with every plan verified: hexplan's plans (the check shortened to seeds 1-2 x
-// 20 s for the test) pass the judge at those settings and use no more GPUs in total than
-// ParvaGPU's at 0.5 (46) or as published (0.45, 47). docs/sharing.md has the full check's counts.
-TEST(HexplanTest, VerifiedPlansUseNoMoreGpusThanParvaGpu) {
-  const int golden[] = {2, 3, 5, 7, 13, 16};
-  int ours = 0, parva = 0;
-  for (int k = 1; k <= 6; ++k) {
-    const ShareProblem problem = testing::Scenario("S" + std::to_string(k));
-    ShareOptions o;
-    o.algo = "hexplan";
-    o.verify_seeds = 2;
-    o.verify_seconds = 20;
-    auto plan = PlanShare(problem, o);
-    ASSERT_TRUE(plan.ok());
-    EXPECT_TRUE(plan->slo.verified) << "S" << k;
-    EXPECT_EQ(plan->metrics.gpus, golden[k - 1]) << "S" << k;
-    ours += plan->metrics.gpus;
-    o.algo = "parvagpu";
-    parva += PlanShare(problem, o)->metrics.gpus;
-  }
-  EXPECT_EQ(parva, 46);
-  EXPECT_LE(ours, parva);
 }
 
 // A plan that misses is reported as such: ParvaGPU's S5 plan, which no headroom changes (the
