@@ -413,6 +413,13 @@ Command AddShareCommand(CLI::App& root) {
   app->add_option("--verify-margin", a->options.verify_margin,
                   "hexplan's own SLO check: a service passes with p99 <= (1 - margin) x SLO")
       ->capture_default_str();
+  app->add_flag("--repair", a->options.repair,
+                "check and repair another algorithm's plan as hexplan's (more headroom for the "
+                "services that miss, until the judge passes it)");
+  app->add_option("--verify-max-load", a->options.verify_max_load,
+                  "hexplan's own SLO check: the most load (arrivals x batch latency / (batch x "
+                  "processes)) a segment may carry")
+      ->capture_default_str();
   app->add_option("--verify-seconds", a->options.verify_seconds,
                   "hexplan's own SLO check: simulated seconds per seed")
       ->capture_default_str();

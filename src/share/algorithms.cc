@@ -9,6 +9,7 @@
 #include "hexplan/share/configurator.h"
 #include "hexplan/share/exact.h"
 #include "hexplan/share/slo_repair.h"
+#include "hexplan/share/verified_capacity.h"
 
 namespace hx::share {
 namespace {
@@ -140,21 +141,58 @@ StatusOr<SharePlan> PlanExact(const ShareProblem& problem, const ShareOptions& o
   return plan;
 }
 
-// The search sized by the latency budget, then verified and repaired in the serving simulation
-// (slo_repair.h): services that miss are sized for more than their rate.
+// Per service and size, the point that keeps the most arrivals within its SLO (less the check's
+// margin), with that verified capacity as its throughput (verified_capacity.h).
+std::vector<TripletArray> VerifiedTriplets(const ShareProblem& sized, const ShareOptions& options,
+                                           VerifiedCapacity* capacity) {
+  std::vector<TripletArray> out;
+  for (size_t i = 0; i < sized.services.size(); ++i) {
+    const double slo = sized.services[i].slo_ms;
+    out.push_back(capacity->Decide(sized.profiles[i], slo * options.slo_factor,
+                                   slo * (1 - options.verify_margin), options.max_processes));
+  }
+  return out;
+}
+
+// A plan made with verified capacities in place of throughputs: each segment routes by its
+// capacity and carries its profiled throughput again.
+void RouteByVerifiedCapacity(const ShareProblem& problem, SharePlan* plan) {
+  for (auto& g : plan->gpus) {
+    for (auto& s : g.segments) {
+      s.route_weight = s.triplet.throughput;
+      for (const auto& p : problem.profiles[s.service].points) {
+        if (p.gpcs == s.triplet.gpcs && p.batch == s.triplet.batch &&
+            p.processes == s.triplet.processes) {
+          s.triplet.throughput = p.throughput;
+          break;
+        }
+      }
+    }
+  }
+}
+
+constexpr char kVerifiedCapacities[] =
+    "the verified capacities (each segment's p99 within the SLO at its share of the requests, "
+    "short simulation) with the per-service headroom and budgets its check needed (capacity >= "
+    "headroom x rate, batch latency < slo-factor x budget x SLO)";
+
+// The search over verified capacities (the latency budget alone with --verify-seeds 0), then
+// checked and repaired in the serving simulation (slo_repair.h): services that miss are sized for
+// more than their rate.
 StatusOr<SharePlan> PlanHexplan(const ShareProblem& problem, const ShareOptions& options) {
+  VerifiedCapacity capacity(options.verify_max_load);
   auto search = [&](const ShareProblem& sized) -> StatusOr<SharePlan> {
     HX_ASSIGN_OR_RETURN(auto triplets, DecideTriplets(sized, options, options.max_processes));
-    return SearchFewestGpus(sized, triplets, options, options.node_limit);
+    if (options.verify_seeds == 0) {
+      return SearchFewestGpus(sized, triplets, options, options.node_limit);
+    }
+    SharePlan plan = SearchFewestGpus(sized, VerifiedTriplets(sized, options, &capacity), options,
+                                      options.node_limit);
+    RouteByVerifiedCapacity(sized, &plan);
+    return plan;
   };
   HX_ASSIGN_OR_RETURN(SharePlan plan, PlanMeetingSlos(problem, options, search));
-  auto not_one = [](double x) { return x != 1; };
-  const bool repaired = std::any_of(plan.slo.headroom.begin(), plan.slo.headroom.end(), not_one) ||
-                        std::any_of(plan.slo.budget.begin(), plan.slo.budget.end(), not_one);
-  plan.minimal_under = repaired ? "the latency budget with the verified per-service headroom and "
-                                  "budgets (capacity >= headroom x rate, batch latency < "
-                                  "slo-factor x budget x SLO)"
-                                : kLatencyBudget;
+  plan.minimal_under = options.verify_seeds == 0 ? kLatencyBudget : kVerifiedCapacities;
   return plan;
 }
 

@@ -66,6 +66,16 @@ Status CheckProblemCaps(const ShareProblem& problem, const ShareOptions& options
                              " (lower the rate, or profile faster configurations)");
     }
   }
+  // hexplan's judge simulates every service together (slo_repair.h).
+  double total_rate = 0;
+  for (const Service& s : problem.services) total_rate += s.rate;
+  if (options.verify_seeds > 0 && total_rate * options.verify_seconds > kMaxSimulatedRequests) {
+    return InvalidArgument(
+        "--verify-seconds " + Num(options.verify_seconds) + " at the services' " + Num(total_rate) +
+        " req/s is " + Num(total_rate * options.verify_seconds) +
+        " simulated requests per seed for the whole plan; at most " + Num(kMaxSimulatedRequests) +
+        " (lower --verify-seconds or --scale, or --verify-seeds 0)");
+  }
   if (segments > static_cast<double>(kMaxShareSegments)) {
     return InvalidArgument("the services' rates need up to " + Num(segments) +
                            " segments at their profiles' slowest configurations; at most " +

@@ -177,6 +177,7 @@ std::string PlanJson(const ShareProblem& problem, const ShareOptions& options,
                                 {"batch", s.triplet.batch},
                                 {"processes", s.triplet.processes},
                                 {"throughput", s.triplet.throughput},
+                                {"route_weight", s.RouteWeight()},
                                 {"latency_ms", s.triplet.latency_ms}});
     }
     j["layout"].push_back(gj);

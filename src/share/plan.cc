@@ -50,6 +50,9 @@ Status ShareOptions::Validate() const {
   if (!(verify_margin >= 0 && verify_margin < 1)) {
     return InvalidArgument("verify_margin: expected a value in [0, 1)");
   }
+  if (!(verify_max_load > 0 && verify_max_load <= 1)) {
+    return InvalidArgument("--verify-max-load: expected a value in (0, 1]");
+  }
   return ShareAlgorithmRegistry().Find(algo).status();
 }
 

@@ -93,7 +93,7 @@ std::vector<double> ServiceLatencies(const Service& svc,
                                      const ServingSimOptions& options, std::mt19937_64* rng) {
   const std::vector<double> arrivals = GenerateArrivals(svc.rate, options, rng);
   std::vector<double> weights;
-  for (const auto* s : segs) weights.push_back(s->triplet.throughput);
+  for (const auto* s : segs) weights.push_back(s->RouteWeight());
   std::discrete_distribution<size_t> route(weights.begin(), weights.end());
   std::vector<std::vector<double>> per_seg(segs.size());
   for (double a : arrivals) per_seg[route(*rng)].push_back(a);

@@ -253,9 +253,12 @@ TEST(SloVerificationTest, HexplanPlansPassTheirOwnCheckAndTheSimulation) {
   for (size_t i = 0; i < cap.size(); ++i) {
     EXPECT_GE(cap[i], problem.services[i].rate * plan->slo.headroom[i] - 1e-6);
   }
-  ServingSimOptions sim;  // 20 s, seed 3 (docs/sharing.md has 60 s x seeds 1-5 for S1-S6)
+  // The judge at the check's settings (20 s x seeds 1-2) agrees. (A check this short does not
+  // vouch for other seeds; docs/sharing.md has the default check's plans on seeds 6-10 as well.)
+  ServingSimOptions sim;
   sim.duration_s = 20;
-  sim.seed = 3;
+  sim.seed = 1;
+  sim.seeds = 2;
   auto r = SimulateServing(problem, *plan, sim);
   ASSERT_TRUE(r.ok());
   EXPECT_TRUE(r->verified);

@@ -8,6 +8,8 @@
 #include "hexplan/share/allocator.h"
 #include "hexplan/share/configurator.h"
 #include "hexplan/share/exact.h"
+#include "hexplan/share/serving_sim.h"
+#include "hexplan/share/slo_repair.h"
 #include "share/share_test_util.h"
 
 namespace hx::share {
@@ -139,11 +141,14 @@ TEST_P(ScenarioTest, EveryPlanIsValidMeetsItsSlosAndHexplanNeverLoses) {
                            "exact-pack", "hexplan"}) {
     EXPECT_GE(plans[algo].metrics.gpus, plans["exact"].metrics.gpus) << k << " " << algo;
   }
-  // hexplan adds capacity only where its check needs it: without headroom it is the exact bound.
-  const auto& headroom = plans["hexplan"].slo.headroom;
-  if (std::all_of(headroom.begin(), headroom.end(), [](double x) { return x == 1; })) {
-    EXPECT_EQ(plans["hexplan"].metrics.gpus, plans["exact"].metrics.gpus) << k;
-  }
+  // Golden counts with every plan verified (the check shortened to seed 1 x 10 s for the test; the
+  // default 60 s x seeds 1-5 gives the same counts, docs/sharing.md): 46 GPUs on S1-S6, never more
+  // than ParvaGPU's plans (46 at 0.5, which miss on 4 scenarios).
+  const int golden[] = {2, 3, 5, 7, 13, 16};
+  EXPECT_EQ(plans["hexplan"].metrics.gpus, golden[GetParam() - 1]) << k;
+  EXPECT_LE(plans["hexplan"].metrics.gpus, plans["parvagpu"].metrics.gpus) << k;
+  // hexplan's verdict is the judge's: the whole plan in the serving simulation.
+  EXPECT_EQ(plans["hexplan"].slo.how.rfind("judge:", 0), 0u) << plans["hexplan"].slo.how;
   // iGniter cannot serve the high-rate scenarios (as in the paper).
   EXPECT_EQ(plans["igniter"].unsupported.empty(), GetParam() <= 4) << k;
   // Metrics are consistent with the layout.
@@ -189,6 +194,32 @@ TEST(HexplanTest, UsesFewerGpusThanParvaGpuOnTheHighRateScenarios) {
   }
 }
 
+// A plan that misses is reported as such: ParvaGPU's S5 plan, which no headroom changes (the
+// plan function ignores it), ends the repair rounds unverified, with the misses named.
+TEST(HexplanTest, VerificationReportsAPlanThatMisses) {
+  const ShareProblem problem = testing::Scenario("S5");
+  ShareOptions o;
+  o.algo = "parvagpu";
+  o.verify_seeds = 1;
+  o.verify_seconds = 10;
+  auto parva = PlanShare(problem, o);
+  ASSERT_TRUE(parva.ok());
+  auto plan = PlanMeetingSlos(problem, o, [&](const ShareProblem&) { return *parva; });
+  ASSERT_TRUE(plan.ok());
+  EXPECT_TRUE(plan->slo.checked);
+  EXPECT_FALSE(plan->slo.verified);
+  EXPECT_EQ(plan->slo.how.rfind("judge:", 0), 0u) << plan->slo.how;
+  ASSERT_EQ(plan->slo.meets_slo.size(), problem.services.size());
+  EXPECT_TRUE(std::count(plan->slo.meets_slo.begin(), plan->slo.meets_slo.end(), false) > 0);
+  EXPECT_LT(plan->slo.slo_compliance, 1.0);
+  // The judge alone agrees.
+  ServingSimOptions sim;
+  sim.duration_s = 10;
+  auto judged = SimulateServing(problem, *parva, sim);
+  ASSERT_TRUE(judged.ok());
+  EXPECT_FALSE(judged->verified);
+}
+
 TEST(HexplanTest, SloFactorChangesTheSegments) {
   const ShareProblem problem = testing::Scenario("S3");
   ShareOptions o;
@@ -213,8 +244,7 @@ TEST(HexplanTest, WorksOnEveryGpuModel) {
     const ShareProblem problem = testing::Scenario("S2", gpu);
     ShareOptions o;
     o.algo = "hexplan";
-    o.verify_seconds = 10;
-    o.verify_seeds = 1;
+    o.verify_seeds = 0;  // the search alone: the SLO check is the same on every GPU (and costly)
     auto plan = PlanShare(problem, o);
     ASSERT_TRUE(plan.ok());
     EXPECT_TRUE(PlanViolations(problem, o, *plan).empty()) << gpu;

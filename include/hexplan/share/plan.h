@@ -31,6 +31,10 @@ struct PlacedSegment {
   Triplet triplet;
   int start = 0;       // MIG: start memory slice; MPS plans: first GPC of the share
   int share_gpcs = 0;  // GPCs allocated (MIG: the instance size; MPS: the share, maybe larger)
+  // The service's requests are routed to its segments in proportion to their weights; 0: the
+  // profiled throughput. hexplan sets the segment's verified capacity (verified_capacity.h).
+  double route_weight = 0;
+  double RouteWeight() const { return route_weight > 0 ? route_weight : triplet.throughput; }
 };
 
 struct GpuAssignment {
@@ -49,10 +53,16 @@ struct ShareOptions {
   int64_t exact_node_limit = 4000000;  // the exact bound's budget
   // hexplan's SLO check (slo_repair.h): Poisson arrivals, `verify_seconds` simulated seconds for
   // each of the seeds 1..verify_seeds (0: no check); a service passes when its p99 stays within
-  // (1 - verify_margin) x its SLO, otherwise its segments are sized for a higher rate.
+  // (1 - verify_margin) x its SLO, otherwise its segments are sized for a higher rate; the
+  // whole plan is then judged in the serving simulation with the same seeds and seconds.
   int verify_seeds = 5;
   double verify_seconds = 60;
-  double verify_margin = 0.03;
+  double verify_margin = 0.01;
+  // A segment loaded beyond this share of its batch capacity (arrival rate x batch latency /
+  // (batch x processes)) fails the planner's check whatever its p99 (slo_repair.h).
+  double verify_max_load = 1.0;
+  // Other algorithms than hexplan: check and repair their plans the same way (--repair).
+  bool repair = false;
   Status Validate() const;
 };
 
