@@ -7,6 +7,8 @@
 #include <set>
 #include <utility>
 
+#include "hexplan/core/split_text.h"
+
 namespace hx::plan {
 namespace {
 
@@ -24,18 +26,6 @@ bool IsDigit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; 
 
 bool AllDigits(const std::string& text) {
   return !text.empty() && std::all_of(text.begin(), text.end(), IsDigit);
-}
-
-std::vector<std::string> SplitNonEmpty(const std::string& text, char separator) {
-  std::vector<std::string> parts;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t end = text.find(separator, start);
-    if (end == std::string::npos) end = text.size();
-    if (end > start) parts.push_back(text.substr(start, end - start));
-    start = end + 1;
-  }
-  return parts;
 }
 
 std::string Join(const std::vector<std::string>& parts, size_t count, char separator) {

@@ -11,6 +11,7 @@
 #include <queue>
 #include <utility>
 
+#include "hexplan/core/split_text.h"
 #include "hexplan/core/stopwatch.h"
 #include "hexplan/place/exact/moirai_milp.h"
 
@@ -25,23 +26,11 @@ struct CoarseNameKeys {
   bool numbered = false;
 };
 
-std::vector<std::string> SplitCoarseName(const std::string& text, char separator) {
-  std::vector<std::string> parts;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t end = text.find(separator, start);
-    if (end == std::string::npos) end = text.size();
-    if (end > start) parts.push_back(text.substr(start, end - start));
-    start = end + 1;
-  }
-  return parts;
-}
-
 CoarseNameKeys CoarseKeysOfName(const std::string& full) {
   const std::string name = full.substr(0, full.find('+'));  // a GCOF op: its first member
   CoarseNameKeys k;
   const char sep = name.find('/') != std::string::npos ? '/' : '.';
-  std::vector<std::string> parts = SplitCoarseName(name, sep);
+  std::vector<std::string> parts = SplitNonEmpty(name, sep);
   if (!parts.empty() && (parts.size() > 1 || sep == '/')) parts.pop_back();  // the op itself
   std::string prefix;
   for (size_t i = 0; i < parts.size(); ++i) {
