@@ -67,9 +67,11 @@ class ThreadReceive : public PendingTransfer {
     std::unique_lock<std::mutex> lock(world_->mutex_);
     auto has_message = [&] { return !world_->mailboxes_[key_].empty(); };
     const auto [source, destination, tag] = key_;
+    // Copies, not the bindings: C++20 lets lambdas capture structured bindings, clang 14 not.
+    const int from = source, to = destination, message_tag = tag;
     HX_RETURN_IF_ERROR(world_->WaitLocked(lock, has_message, [&] {
-      return "rank " + std::to_string(destination) + " waiting for rank " + std::to_string(source) +
-             "'s message tag " + std::to_string(tag);
+      return "rank " + std::to_string(to) + " waiting for rank " + std::to_string(from) +
+             "'s message tag " + std::to_string(message_tag);
     }));
     auto& box = world_->mailboxes_[key_];
     std::vector<char> bytes = std::move(box.front().bytes);
