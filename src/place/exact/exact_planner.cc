@@ -236,8 +236,8 @@ Status KeepFasterPlan(const cost::CostModel& cost, ExactAnswer* answer) {
   WarmPlan& warm = answer->warm_plans[best];
   const bool own_warm = answer->status == PlanStatus::kWarmStart;
   answer->detail +=
-      "; kept " + std::string(own_warm ? "" : "the warm start ") + warm.name +
-      ": it simulates to " + FormatMs(best_s) + ", the " +
+      "; kept " + std::string(own_warm ? "" : "the plan of ") + warm.name + ": it simulates to " +
+      FormatMs(best_s) + ", the " +
       (own_warm ? "model's warm start"
                 : "MILP's plan (" + std::string(PlanStatusName(answer->status)) + ")") +
       " to " + (valid.ok() ? FormatMs(model_s) : "an invalid plan (" + valid.message() + ")");
