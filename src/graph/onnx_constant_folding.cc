@@ -440,6 +440,14 @@ FoldResult Concat(const NodeProto& node, const std::vector<FoldInput>& inputs) {
   return One(std::move(out));
 }
 
+// Steps a row-major multi-index over `dims` to the next element.
+void NextIndex(const Shape& dims, std::vector<int64_t>* pos) {
+  for (int64_t d = static_cast<int64_t>(dims.size()) - 1; d >= 0; --d) {
+    if (++(*pos)[d] < dims[d]) return;
+    (*pos)[d] = 0;
+  }
+}
+
 FoldResult Slice(const std::vector<FoldInput>& inputs) {
   for (size_t i = 1; i < inputs.size(); ++i) {
     if (inputs[i].value && inputs[i].value->is_float()) {
@@ -501,10 +509,7 @@ FoldResult Slice(const std::vector<FoldInput>& inputs) {
     int64_t src = 0;
     for (int64_t d = 0; d < rank; ++d) src += (first[d] + pos[d] * step[d]) * strides[d];
     CopyElem(data, src, &out, k);
-    for (int64_t d = rank - 1; d >= 0; --d) {
-      if (++pos[d] < out_dims[d]) break;
-      pos[d] = 0;
-    }
+    NextIndex(out_dims, &pos);
   }
   return One(std::move(out));
 }
@@ -536,10 +541,7 @@ FoldResult Transpose(const NodeProto& node, const ConstValue& data) {
     int64_t src = 0;
     for (int64_t d = 0; d < rank; ++d) src += pos[d] * in_strides[perm[d]];
     CopyElem(data, src, &out, k);
-    for (int64_t d = rank - 1; d >= 0; --d) {
-      if (++pos[d] < out_dims[d]) break;
-      pos[d] = 0;
-    }
+    NextIndex(out_dims, &pos);
   }
   return One(std::move(out));
 }
