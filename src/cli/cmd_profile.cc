@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "cli/command.h"
 #include "cli/planning_inputs.h"
@@ -29,7 +30,46 @@ struct ProfileArgs {
   bool json = false;
   std::string network_path;  // under mpirun: the network fit between the ranks
   int64_t network_max_bytes = NetworkProfileOptions{}.max_bytes;
+  int network_step = NetworkProfileOptions{}.step;
+  int network_gap_us = 0;
+  std::string network_check_path;  // an earlier run's --network file, checked on this run
 };
+
+// --network-check: rank 0 reads the earlier fits (the same rank count).
+StatusOr<NetworkFits> ReadPriorNetworkFits(const ProfileArgs& args, int ranks) {
+  HX_ASSIGN_OR_RETURN(NetworkFits prior, ReadNetworkFits(args.network_check_path));
+  if (prior.ranks != ranks)
+    return InvalidArgument("--network-check " + args.network_check_path + ": fitted on " +
+                           std::to_string(prior.ranks) + " ranks, this run has " +
+                           std::to_string(ranks));
+  return prior;
+}
+
+void PrintNetworkSummary(const nlohmann::json& out, const NetworkProfileOptions& options,
+                         const std::string& path) {
+  std::printf("network     %d ranks, 4 KiB..%lld bytes by %dx -> %s\n", out["ranks"].get<int>(),
+              static_cast<long long>(options.max_bytes), options.step, path.c_str());
+  auto errors = [](const nlohmann::json& fit) {
+    std::string e;
+    for (const char* key : {"geomean_rel_error", "held_out_error", "prior_run_error"}) {
+      if (!fit.contains(key)) continue;
+      char text[64];
+      std::snprintf(text, sizeof text, "%s%s %.1f%%", e.empty() ? "" : ", ",
+                    key[0] == 'g'   ? "fit"
+                    : key[0] == 'h' ? "held out"
+                                    : "earlier run's fit",
+                    fit[key].get<double>() * 100);
+      e += text;
+    }
+    return e;
+  };
+  for (const nlohmann::json& p : out["p2p"])
+    std::printf("  p2p 0-%d   %zu regime(s), %s (geometric mean)\n", p["ranks"][1].get<int>(),
+                p["regimes"].size(), errors(p).c_str());
+  const nlohmann::json& ar = out["all_reduce"];
+  std::printf("  all-reduce %zu regime(s), %s (geometric mean)\n", ar["regimes"].size(),
+              errors(ar).c_str());
+}
 
 // Under mpirun: every rank measures the network with the others; rank 0 writes --network.
 int ProfileNetwork(const ProfileArgs& args, const RunRanks& ranks) {
@@ -41,23 +81,25 @@ int ProfileNetwork(const ProfileArgs& args, const RunRanks& ranks) {
         "under mpirun, profile measures the network between the ranks: give --network FILE"));
   NetworkProfileOptions options;
   options.max_bytes = args.network_max_bytes;
+  options.step = args.network_step;
+  options.gap_us = args.network_gap_us;
   options.repeats = args.repeats;
   OutputFiles outputs;
   if (Status s = outputs.Expect("--network", args.network_path); !s.ok()) return ranks.Fail(s);
+  std::optional<NetworkFits> prior;
+  if (!args.network_check_path.empty() && ranks.rank() == 0) {
+    auto read = ReadPriorNetworkFits(args, ranks.comm->size());
+    if (!read.ok()) return ranks.Fail(read.status());
+    prior = std::move(*read);
+  }
   auto net = MeasureNetwork(*ranks.comm, options);
   if (!net.ok()) return ranks.Fail(net.status());
   if (ranks.rank() != 0) return 0;
-  const nlohmann::json out = net->ToJson();
+  const nlohmann::json out = net->ToJson(prior ? &*prior : nullptr);
   Status written = outputs.Stage(args.network_path, DumpJson(out, 2) + "\n");
   if (written.ok()) written = CommitOutputs(outputs);
   if (!written.ok()) return ranks.Fail(written);
-  if (!args.json)
-    std::printf(
-        "network     %d ranks, 4 KiB..%lld bytes: all-reduce alpha %.2f us, bus %.3g "
-        "GB/s -> %s\n",
-        net->ranks, static_cast<long long>(options.max_bytes),
-        out["all_reduce"]["alpha_s"].get<double>() * 1e6,
-        out["all_reduce"]["bus_bytes_per_s"].get<double>() / 1e9, args.network_path.c_str());
+  if (!args.json) PrintNetworkSummary(out, options, args.network_path);
   return 0;
 }
 
@@ -118,8 +160,11 @@ int RunProfile(const ProfileArgs& args) {
       if (options.contention) {
         out["kernel_sum_ms"] = cal.kernel_sum_s * 1e3;
         out["concurrent_kernel_sum_ms"] = cal.concurrent_kernel_sum_s * 1e3;
-        out["contention_gamma"] = cal.contention_gamma;
+      } else {
+        out["alone_run_ms"] = cal.alone_run_s * 1e3;
+        out["together_run_ms"] = cal.together_run_s * 1e3;
       }
+      out["contention_gamma"] = cal.contention_gamma;
     }
     nlohmann::json devices = nlohmann::json::object();
     for (const auto& [device, seconds] : per_device) devices[device] = {{"sum_ms", seconds * 1e3}};
@@ -135,6 +180,11 @@ int RunProfile(const ProfileArgs& args) {
     std::printf(
         "contention  kernels %.3f ms alone, %.3f ms with every core group busy: gamma %.3f\n",
         cal.kernel_sum_s * 1e3, cal.concurrent_kernel_sum_s * 1e3, cal.contention_gamma);
+  else if (cal.together_run_s > 0.0)
+    std::printf(
+        "contention  one-group run %.3f ms alone, %.3f ms on every core group at once: "
+        "gamma %.3f\n",
+        cal.alone_run_s * 1e3, cal.together_run_s * 1e3, cal.contention_gamma);
   std::printf("profile     %s\n", args.output_path.c_str());
   return 0;
 }
@@ -166,8 +216,19 @@ Command AddProfileCommand(CLI::App& root) {
                   "under mpirun -np N: measure point-to-point and all-reduce times between the "
                   "ranks and write their alpha-beta fit here (JSON)");
   app->add_option("--network-max-bytes", args->network_max_bytes,
-                  "--network: the largest message (from 4 KiB, by 4x)")
+                  "--network: the largest message (sizes from 4 KiB, by --network-step)")
       ->default_val(NetworkProfileOptions{}.max_bytes);
+  app->add_option("--network-step", args->network_step,
+                  "--network: sizes go up by this factor (2..16; 2 gives held-out sizes between "
+                  "the fitted ones of 4)")
+      ->default_val(NetworkProfileOptions{}.step);
+  app->add_option("--network-gap-us", args->network_gap_us,
+                  "--network: idle microseconds before each timed message or collective (a "
+                  "shaped link's token bucket refills: every message sees an idle link)")
+      ->default_val(0);
+  app->add_option("--network-check", args->network_check_path,
+                  "--network: an earlier run's network file; its fits' errors on this run's "
+                  "samples are written as prior_run_error");
   return {app, [args]() { return RunProfile(*args); }};
 }
 

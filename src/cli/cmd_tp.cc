@@ -34,6 +34,7 @@ struct TpArgs {
   std::string algo = "asymgroup";
   std::string group_algo = "optimized";
   std::string time_preset = "paper";
+  std::string engine = "eager";
   std::string dtype = "fp16";
   int groups = 0;
   int64_t batch = 200;
@@ -86,6 +87,7 @@ StatusOr<tp::TpOptions> MakeOptions(const TpArgs& a) {
   o.groups = a.groups;
   HX_ASSIGN_OR_RETURN(o.grouping.algo, tp::ParseGroupAlgo(a.group_algo));
   HX_ASSIGN_OR_RETURN(o.time, tp::TimePreset(a.time_preset));
+  HX_ASSIGN_OR_RETURN(o.time.engine, tp::ParseTpEngine(a.engine));
   o.check_memory = !a.ignore_memory;
   o.paper_volume_accounting = a.paper_volume;
   o.best_of_layouts = !a.paper_groups;
@@ -422,6 +424,9 @@ Command AddTpCommand(CLI::App& root) {
   app->add_option(
       "--time-preset", args->time_preset,
       "per-step latency: paper | nccl | calibrated (nccl, kernels on the cost layer's fits)");
+  app->add_option("--engine", args->engine,
+                  "how kernels run: eager (one per operator, host launch on the critical path) | "
+                  "fused (TensorRT-LLM/FasterTransformer: fused attention, asynchronous launch)");
   app->add_option("--batch", args->batch, "batch size (sequences)");
   app->add_option("--input-len", args->input_len, "prompt tokens");
   app->add_option("--output-len", args->output_len, "generated tokens");

@@ -157,8 +157,9 @@ StatusOr<std::vector<OpSample>> PipeDreamSamples(const std::string& data_dir) {
     const std::string model = name.substr(name.find('/') + 1);
     const std::string path =
         data_dir + "/placement/pipedream/profiler/" + family + "/profiles/" + model + "/graph.txt";
-    HX_RETURN_IF_ERROR(
-        Append(ReadPipeDreamLayers(path, "PipeDream " + model, "PipeDream " + family), samples));
+    HX_RETURN_IF_ERROR(Append(ReadPipeDreamLayers(path, "PipeDream " + model, "PipeDream " + family,
+                                                  family == "image_classification"),
+                              samples));
   }
   return samples;
 }

@@ -29,7 +29,11 @@ constexpr std::array<std::string_view, kNumOpClasses> kClassNames = {"gemm",
                                                                      "fused_elementwise",
                                                                      "softmax",
                                                                      "rms_normalization",
-                                                                     "winograd_convolution"};
+                                                                     "winograd_convolution",
+                                                                     "grouped_convolution",
+                                                                     "image_convolution",
+                                                                     "pooling",
+                                                                     "dropout"};
 
 const std::set<std::string>& KnownCollectives() {
   static const std::set<std::string> names = {"all_reduce", "all_gather", "reduce_scatter",
@@ -437,12 +441,17 @@ const CopyFit& CopyCalibration::For(CopyDirection direction, HostMemory memory) 
 OpClass ParentOpClass(OpClass c) {
   switch (c) {
     case OpClass::kFusedElementwise:
+    case OpClass::kDropout:
       return OpClass::kElementwise;
     case OpClass::kSoftmax:
     case OpClass::kRmsNormalization:
       return OpClass::kNormalization;
     case OpClass::kWinogradConvolution:
+    case OpClass::kGroupedConvolution:
+    case OpClass::kImageConvolution:
       return OpClass::kConvolution;
+    case OpClass::kPooling:
+      return OpClass::kOther;
     default:
       return c;
   }

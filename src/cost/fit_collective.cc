@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "hexplan/core/file_util.h"
@@ -26,10 +27,11 @@ std::vector<std::string> SplitCsvLine(const std::string& line) {
   return out;
 }
 
-// Weighted least squares for t = a + b*S minimising sum ((a + b S - t)/t)^2, with a >= 0, b > 0.
-// Returns false when there are too few samples.
+// Weighted least squares for t = a + b*S minimising sum ((a + b S - t)/t)^2, with b > 0 and a >= 0
+// (unless `negative_a`: a regime above the smallest sizes, such as a token bucket's shaped rate
+// after its burst, t = (S - burst) / rate). Returns false when there are too few samples.
 bool FitLine(const std::vector<CollectiveSample>& s, const std::vector<int>& idx, double& a,
-             double& b) {
+             double& b, bool negative_a = false) {
   if (idx.size() < 2) return false;
   double s11 = 0, s12 = 0, s22 = 0, r1 = 0, r2 = 0;
   for (int i : idx) {
@@ -48,7 +50,7 @@ bool FitLine(const std::vector<CollectiveSample>& s, const std::vector<int>& idx
   } else {
     a = -1;
   }
-  if (a < 0 || b <= 0) {
+  if ((a < 0 && !negative_a) || b <= 0) {
     // Boundary: a = 0 (pure bandwidth), or b tiny (pure latency); keep the better.
     double b0 = r2 / s22;
     double a1 = r1 / s11;
@@ -129,17 +131,158 @@ double AlphaBetaLine::AllReduceSeconds(double bytes, int gpus) const {
 }
 
 double AllReduceModel::AllReduceSeconds(double bytes) const {
+  if (!regime_upper_bytes.empty()) return LineFor(bytes).AllReduceSeconds(bytes, gpus);
   double best = std::numeric_limits<double>::infinity();
   for (const auto& l : lines) best = std::min(best, l.AllReduceSeconds(bytes, gpus));
   return lines.empty() ? 0.0 : best;
+}
+
+const AlphaBetaLine& AllReduceModel::LineFor(double bytes) const {
+  if (regime_upper_bytes.empty()) {
+    size_t arg = 0;
+    for (size_t i = 1; i < lines.size(); ++i)
+      if (lines[i].AllReduceSeconds(bytes, gpus) < lines[arg].AllReduceSeconds(bytes, gpus))
+        arg = i;
+    return lines.at(arg);
+  }
+  size_t k = 0;
+  while (k < regime_upper_bytes.size() && k + 1 < lines.size() && bytes > regime_upper_bytes[k])
+    ++k;
+  return lines.at(k);
 }
 
 Status AllReduceFitOptions::Validate() const {
   if (max_lines < 1 || max_lines > 6)
     return InvalidArgument("fit max_lines must be in 1..6, got " + std::to_string(max_lines));
   if (max_iterations < 1) return InvalidArgument("fit max_iterations must be >= 1");
+  if (!(keep_line_below > 0 && keep_line_below <= 1))
+    return InvalidArgument("fit keep_line_below must be in (0, 1]");
+  if (min_regime_sizes < 2) return InvalidArgument("fit min_regime_sizes must be >= 2");
   return Status::Ok();
 }
+
+namespace {
+
+double SquaredRelError(const AllReduceModel& model, const std::vector<CollectiveSample>& s) {
+  double err = 0;
+  for (const auto& x : s) err += std::pow(RelError(model.AllReduceSeconds(x.bytes), x.seconds), 2);
+  return err;
+}
+
+// t = a + b*S (a whole collective) as a line per ring step.
+AlphaBetaLine ToRingLine(double a, double b, int gpus) {
+  const double steps = 2.0 * (gpus - 1);
+  AlphaBetaLine l;
+  l.alpha_s = a / steps;
+  l.bus_bytes_per_s = steps / gpus / b;
+  return l;
+}
+
+// `lines` lines, each the minimum over the samples it predicts best (s sorted by size).
+AllReduceModel FitFastestLines(const std::vector<CollectiveSample>& s, int gpus, int lines,
+                               int max_iterations) {
+  const int n = static_cast<int>(s.size());
+  // Start: contiguous size ranges, equal counts.
+  std::vector<int> assign(n);
+  for (int i = 0; i < n; ++i) assign[i] = i * lines / n;
+  std::vector<double> as(lines, 0), bs(lines, 1e-12);
+  for (int it = 0; it < max_iterations; ++it) {
+    for (int l = 0; l < lines; ++l) {
+      std::vector<int> idx;
+      for (int i = 0; i < n; ++i)
+        if (assign[i] == l) idx.push_back(i);
+      double a, b;
+      if (FitLine(s, idx, a, b)) as[l] = a, bs[l] = b;
+    }
+    bool changed = false;
+    for (int i = 0; i < n; ++i) {
+      int arg = 0;
+      double v = std::numeric_limits<double>::infinity();
+      for (int l = 0; l < lines; ++l) {
+        double p = as[l] + bs[l] * s[i].bytes;
+        if (p < v) v = p, arg = l;
+      }
+      if (arg != assign[i]) assign[i] = arg, changed = true;
+    }
+    if (!changed) break;
+  }
+  AllReduceModel model;
+  model.gpus = gpus;
+  for (int l = 0; l < lines; ++l) model.lines.push_back(ToRingLine(as[l], bs[l], gpus));
+  return model;
+}
+
+// The samples of distinct sizes [first, last) of `starts` (indexes into s where a size begins).
+struct RegimeFitLine {
+  double a = 0, b = 0, err = std::numeric_limits<double>::infinity();
+};
+
+// The regimes above the first may have a negative intercept (their lines price only larger sizes),
+// as long as they price their own sizes above zero.
+RegimeFitLine FitRegimeSizes(const std::vector<CollectiveSample>& s, const std::vector<int>& starts,
+                             int first, int last) {
+  std::vector<int> idx;
+  for (int i = starts[first]; i < starts[last]; ++i) idx.push_back(i);
+  RegimeFitLine r;
+  if (!FitLine(s, idx, r.a, r.b, first > 0)) return r;
+  if (r.a + r.b * s[idx.front()].bytes <= 0 && !FitLine(s, idx, r.a, r.b)) return r;
+  r.err = 0;
+  for (int i : idx) r.err += std::pow(RelError(r.a + r.b * s[i].bytes, s[i].seconds), 2);
+  return r;
+}
+
+// Where regime k (its largest size lo) ends and k+1 (its smallest size hi) begins: the lines'
+// crossing when it lies between (or on them), else the geometric mean.
+double RegimeBound(const RegimeFitLine& left, const RegimeFitLine& right, double lo, double hi) {
+  if (left.b != right.b) {
+    const double cross = (right.a - left.a) / (left.b - right.b);
+    // At a measured size too (within rounding).
+    if (cross >= lo * (1 - 1e-9) && cross <= hi * (1 + 1e-9)) return std::clamp(cross, lo, hi);
+  }
+  return std::sqrt(lo * hi);
+}
+
+// The best split of the distinct sizes into `regimes` consecutive ranges of at least `min_sizes`
+// each (least total squared relative error), by dynamic programming over the range ends.
+std::optional<AllReduceModel> FitSizeRegimes(const std::vector<CollectiveSample>& s, int gpus,
+                                             int regimes, int min_sizes) {
+  std::vector<int> starts;  // index of each distinct size's first sample, then s.size()
+  for (int i = 0; i < static_cast<int>(s.size()); ++i)
+    if (i == 0 || s[i].bytes != s[i - 1].bytes) starts.push_back(i);
+  const int sizes = static_cast<int>(starts.size());
+  starts.push_back(static_cast<int>(s.size()));
+  if (sizes < regimes * min_sizes) return std::nullopt;
+  const double inf = std::numeric_limits<double>::infinity();
+  // best[k][j]: the least error of k regimes over sizes [0, j); from[k][j]: where the last began.
+  std::vector<std::vector<double>> best(regimes + 1, std::vector<double>(sizes + 1, inf));
+  std::vector<std::vector<int>> from(regimes + 1, std::vector<int>(sizes + 1, -1));
+  best[0][0] = 0;
+  for (int k = 1; k <= regimes; ++k)
+    for (int j = k * min_sizes; j <= sizes; ++j)
+      for (int i = (k - 1) * min_sizes; i + min_sizes <= j; ++i) {
+        if (best[k - 1][i] == inf) continue;
+        const double e = best[k - 1][i] + FitRegimeSizes(s, starts, i, j).err;
+        if (e < best[k][j]) best[k][j] = e, from[k][j] = i;
+      }
+  if (best[regimes][sizes] == inf) return std::nullopt;
+  std::vector<int> ends = {sizes};
+  for (int k = regimes; k > 1; --k) ends.push_back(from[k][ends.back()]);
+  ends.push_back(0);
+  std::reverse(ends.begin(), ends.end());  // 0 = e0 < e1 < ... < e_regimes = sizes
+  AllReduceModel model;
+  model.gpus = gpus;
+  std::vector<RegimeFitLine> fits;
+  for (int k = 0; k < regimes; ++k) fits.push_back(FitRegimeSizes(s, starts, ends[k], ends[k + 1]));
+  for (int k = 0; k < regimes; ++k) {
+    model.lines.push_back(ToRingLine(fits[k].a, fits[k].b, gpus));
+    if (k + 1 < regimes)
+      model.regime_upper_bytes.push_back(RegimeBound(
+          fits[k], fits[k + 1], s[starts[ends[k + 1] - 1]].bytes, s[starts[ends[k + 1]]].bytes));
+  }
+  return model;
+}
+
+}  // namespace
 
 StatusOr<AllReduceModel> FitAllReduce(const std::vector<CollectiveSample>& samples, int gpus,
                                       const AllReduceFitOptions& options) {
@@ -150,49 +293,23 @@ StatusOr<AllReduceModel> FitAllReduce(const std::vector<CollectiveSample>& sampl
   std::vector<CollectiveSample> s = samples;
   std::sort(s.begin(), s.end(),
             [](const CollectiveSample& a, const CollectiveSample& b) { return a.bytes < b.bytes; });
-  int n = static_cast<int>(s.size());
-  double steps = 2.0 * (gpus - 1);
-  auto to_line = [&](double a, double b) {
-    AlphaBetaLine l;
-    l.alpha_s = a / steps;
-    l.bus_bytes_per_s = steps / gpus / b;
-    return l;
-  };
+  const int n = static_cast<int>(s.size());
   AllReduceModel best_model;
   double best_err = std::numeric_limits<double>::infinity();
-  for (int lines = 1; lines <= options.max_lines && lines <= n / 2; ++lines) {
-    // Start: contiguous size ranges, equal counts.
-    std::vector<int> assign(n);
-    for (int i = 0; i < n; ++i) assign[i] = i * lines / n;
-    std::vector<double> as(lines, 0), bs(lines, 1e-12);
-    for (int it = 0; it < options.max_iterations; ++it) {
-      for (int l = 0; l < lines; ++l) {
-        std::vector<int> idx;
-        for (int i = 0; i < n; ++i)
-          if (assign[i] == l) idx.push_back(i);
-        double a, b;
-        if (FitLine(s, idx, a, b)) as[l] = a, bs[l] = b;
-      }
-      bool changed = false;
-      for (int i = 0; i < n; ++i) {
-        int arg = 0;
-        double v = std::numeric_limits<double>::infinity();
-        for (int l = 0; l < lines; ++l) {
-          double p = as[l] + bs[l] * s[i].bytes;
-          if (p < v) v = p, arg = l;
-        }
-        if (arg != assign[i]) assign[i] = arg, changed = true;
-      }
-      if (!changed) break;
+  for (int lines = 1; lines <= options.max_lines; ++lines) {
+    std::optional<AllReduceModel> model;
+    if (options.shape == FitShape::kFastestLine) {
+      if (lines > n / 2) break;
+      model = FitFastestLines(s, gpus, lines, options.max_iterations);
+    } else {
+      // One regime always fits (whatever the sizes): the plain line.
+      model = FitSizeRegimes(s, gpus, lines, lines == 1 ? 1 : options.min_regime_sizes);
+      if (!model) break;
     }
-    AllReduceModel model;
-    model.gpus = gpus;
-    for (int l = 0; l < lines; ++l) model.lines.push_back(to_line(as[l], bs[l]));
-    double err = 0;
-    for (const auto& x : s)
-      err += std::pow(RelError(model.AllReduceSeconds(x.bytes), x.seconds), 2);
-    // A further line must earn its keep (1% lower squared error).
-    if (err < best_err * 0.99) best_err = err, best_model = model;
+    const double err = SquaredRelError(*model, s);
+    // A further line must earn its keep; size regimes: none once a line is exact (0.1 % rms).
+    if (options.shape == FitShape::kSizeRegimes && best_err < 1e-6 * n) break;
+    if (err < best_err * options.keep_line_below) best_err = err, best_model = std::move(*model);
   }
   return best_model;
 }

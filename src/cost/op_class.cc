@@ -32,7 +32,7 @@ constexpr std::pair<OpClass, const char*> kTypes[] = {
      "mish sigmoid hardsigmoid hardswish tanh erf sin cos tan sinh clip cast where min max mean "
      "sum "
      "reciprocal sign round floor ceil softplus softsign thresholdedrelu shrink not and or xor "
-     "equal less greater mod dropout identity transpose concat split slice pad tile expand copy "
+     "equal less greater mod identity transpose concat split slice pad tile expand copy "
      "upsample resize spacetodepth depthtospace quantizelinear dequantizelinear zeropad2d "
      "threshold hardtanh"},
     {OpClass::kNormalization,
@@ -45,6 +45,11 @@ constexpr std::pair<OpClass, const char*> kTypes[] = {
     {OpClass::kRmsNormalization, "rmsnormalization simplifiedlayernormalization rmsnorm"},
     {OpClass::kFusedElementwise, "rotaryembedding siluandmul geluandmul swiglu geglu reglu"},
     {OpClass::kRecurrent, "lstm gru rnn lstmcell grucell rnncell"},
+    {OpClass::kPooling,
+     "maxpool averagepool globalaveragepool globalmaxpool lppool globallppool maxpool1d maxpool2d "
+     "maxpool3d avgpool1d avgpool2d avgpool3d adaptiveavgpool1d adaptiveavgpool2d "
+     "adaptiveavgpool3d adaptivemaxpool2d"},
+    {OpClass::kDropout, "dropout dropout2d"},
 };
 
 const std::map<std::string, OpClass>& Table() {
@@ -70,21 +75,23 @@ bool HasWeightInput(const graph::Graph& graph, const graph::Node& node) {
   return false;
 }
 
-// Whether a Conv node has Winograd's shape (IsWinogradConvolution).
-bool WinogradConvNode(const graph::Graph& graph, const graph::Node& node) {
+// A Conv node's class from its attributes and weight (ConvolutionClass).
+OpClass ConvNodeClass(const graph::Graph& graph, const graph::Node& node) {
   std::vector<int64_t> kernel = node.attrs.GetInts("kernel_shape");
-  if (kernel.empty() && node.inputs.size() >= 2 && node.inputs[1].valid()) {
+  double channels_per_group = 0;  // unknown: not an image convolution, not grouped
+  if (node.inputs.size() >= 2 && node.inputs[1].valid()) {
     const graph::Shape& w = graph.tensor(node.inputs[1]).shape;
-    if (w.size() == 4) kernel = {w[2], w[3]};
+    if (w.size() == 4 && kernel.empty()) kernel = {w[2], w[3]};
+    if (w.size() >= 2) channels_per_group = static_cast<double>(w[1]);
   }
   std::vector<int64_t> strides = node.attrs.GetInts("strides", {1, 1});
-  if (kernel.size() != 2 || strides.size() != 2) return false;
+  if (kernel.size() != 2 || strides.size() != 2) kernel = {0, 0}, strides = {1, 1};
   int64_t dilation = 1;
   for (int64_t d : node.attrs.GetInts("dilations", {1, 1})) dilation = std::max(dilation, d);
-  return IsWinogradConvolution(static_cast<double>(kernel[0]), static_cast<double>(kernel[1]),
-                               static_cast<double>(strides[0]), static_cast<double>(strides[1]),
-                               static_cast<double>(dilation),
-                               static_cast<double>(node.attrs.GetInt("group", 1)));
+  return ConvolutionClass(static_cast<double>(kernel[0]), static_cast<double>(kernel[1]),
+                          static_cast<double>(strides[0]), static_cast<double>(strides[1]),
+                          static_cast<double>(dilation),
+                          static_cast<double>(node.attrs.GetInt("group", 1)), channels_per_group);
 }
 
 }  // namespace
@@ -93,6 +100,17 @@ bool IsWinogradConvolution(double kernel_h, double kernel_w, double stride_h, do
                            double dilation, double groups) {
   return kernel_h == 3 && kernel_w == 3 && stride_h == 1 && stride_w == 1 && dilation == 1 &&
          groups == 1;
+}
+
+OpClass ConvolutionClass(double kernel_h, double kernel_w, double stride_h, double stride_w,
+                         double dilation, double groups, double in_channels_per_group) {
+  if (IsWinogradConvolution(kernel_h, kernel_w, stride_h, stride_w, dilation, groups))
+    return OpClass::kWinogradConvolution;
+  if (groups > 1)
+    return in_channels_per_group > 1 ? OpClass::kGroupedConvolution : OpClass::kConvolution;
+  if (in_channels_per_group > 0 && in_channels_per_group <= kImageConvolutionChannels)
+    return OpClass::kImageConvolution;
+  return OpClass::kConvolution;
 }
 
 OpClass ClassifyOpType(std::string_view op_type) {
@@ -113,9 +131,8 @@ OpClass ClassifyOp(const graph::Graph& graph, NodeId op) {
     }
     if (batched) return OpClass::kAttention;
   }
-  if (c == OpClass::kConvolution && (type == "conv" || type == "fusedconv" || type == "conv2d") &&
-      WinogradConvNode(graph, node))
-    return OpClass::kWinogradConvolution;
+  if (c == OpClass::kConvolution && (type == "conv" || type == "fusedconv" || type == "conv2d"))
+    return ConvNodeClass(graph, node);
   return c;
 }
 

@@ -16,8 +16,15 @@ struct Layer {
   double forward_ms = 0.0;
   double activation_bytes = 0.0;
   double parameter_bytes = 0.0;
-  double input_bytes = 0.0;  // the producers' activation sizes
+  double input_bytes = 0.0;   // the producers' activation sizes
+  double folded_bytes = 0.0;  // untimed Add/Concat kernels this layer's time covers
 };
+
+// "node12" -> 12 (the profiler numbers layers in the order the forward pass reaches them).
+long PipeDreamNodeNumber(const std::string& name) {
+  size_t at = name.find_first_of("0123456789");
+  return at == std::string::npos ? -1 : std::stol(name.substr(at));
+}
 
 // A stat's value; of a list ("[6291456.0; 131072.0]", an LSTM's output and state) the first.
 double StatField(const std::string& stats, const std::string& key) {
@@ -50,7 +57,7 @@ bool LayerSample(const Layer& l, OpSample& s) {
   const double out = l.activation_bytes / kFp32;
   const double in = (l.input_bytes > 0 ? l.input_bytes : l.activation_bytes) / kFp32;
   s.label = type;
-  s.bytes = kFp32 * (in + out) + l.parameter_bytes;
+  s.bytes = kFp32 * (in + out) + l.parameter_bytes + l.folded_bytes;
   s.flops = 0.0;
   if (type == "Conv2d") {
     auto [cin, cout] = LeadingPair(l.repr, "Conv2d");
@@ -59,12 +66,9 @@ bool LayerSample(const Layer& l, OpSample& s) {
     double kw = IntAfter(l.repr.substr(l.repr.find("kernel_size=(")), ", ", kh);
     const double stride = IntAfter(l.repr, "stride=(", 1.0);
     const double dilation = IntAfter(l.repr, "dilation=(", 1.0);
-    s.op_class = OpClass::kConvolution;
+    s.op_class = ConvolutionClass(kh, kw, stride, stride, dilation, groups, cin / groups);
     s.flops = 2.0 * out * (cin / groups) * kh * kw;
-    if (IsWinogradConvolution(kh, kw, stride, stride, dilation, groups)) {
-      s.op_class = OpClass::kWinogradConvolution;
-      s.flops /= kWinogradFlopDivisor;
-    }
+    if (s.op_class == OpClass::kWinogradConvolution) s.flops /= kWinogradFlopDivisor;
     (void)cout;
   } else if (type == "Linear" ||
              (type == "Classifier" && l.repr.find("Linear(") != std::string::npos)) {
@@ -76,10 +80,12 @@ bool LayerSample(const Layer& l, OpSample& s) {
     s.flops = 2.0 * 4.0 * (input + hidden) * out;  // 4 gates per output element
   } else if (type == "BatchNorm2d") {
     s.op_class = OpClass::kNormalization;
-  } else if (type == "ReLU" || type == "Add" || type == "Concat" || type == "Dropout") {
+  } else if (type == "ReLU" || type == "Add" || type == "Concat") {
     s.op_class = OpClass::kElementwise;
+  } else if (type == "Dropout") {
+    s.op_class = OpClass::kDropout;
   } else if (type == "MaxPool2d" || type == "AvgPool2d" || type == "AdaptiveAvgPool2d") {
-    s.op_class = OpClass::kOther;
+    s.op_class = OpClass::kPooling;
   } else if (type == "Embedding") {
     s.op_class = OpClass::kOther;
     s.bytes = 2 * kFp32 * out;  // a gather reads the rows it returns, not the whole table
@@ -102,11 +108,34 @@ void ReadEdge(const std::string& line, std::map<std::string, Layer>& layers,
   (void)layers;
 }
 
+// Untimed Add and Concat layers (functions of the forward pass, not modules: the profiler's hooks
+// give them no time of their own) into the next module the pass reaches, whose time covers their
+// kernels: their bytes (inputs read, output written) join its sample. In node order, so an Add
+// feeding a Concat reaches the Concat's successor.
+void FoldUntimedLayers(std::map<std::string, Layer>& layers,
+                       const std::vector<std::pair<std::string, std::string>>& edges) {
+  std::map<long, std::string> by_number;
+  for (const auto& [name, l] : layers) by_number[PipeDreamNodeNumber(name)] = name;
+  for (const auto& [number, name] : by_number) {
+    Layer& l = layers[name];
+    const std::string type = l.repr.substr(0, l.repr.find('('));
+    if (l.forward_ms != 0 || (type != "Add" && type != "Concat")) continue;
+    std::string next;
+    for (const auto& [from, to] : edges)
+      if (from == name && layers.count(to) &&
+          (next.empty() || PipeDreamNodeNumber(to) < PipeDreamNodeNumber(next)))
+        next = to;
+    if (!next.empty())
+      layers[next].folded_bytes += l.folded_bytes + l.input_bytes + l.activation_bytes;
+  }
+}
+
 }  // namespace
 
 StatusOr<std::vector<OpSample>> ReadPipeDreamLayers(const std::string& path,
                                                     const std::string& group,
-                                                    const std::string& harness) {
+                                                    const std::string& harness,
+                                                    bool fold_untimed_layers) {
   HX_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
   std::map<std::string, Layer> layers;
   std::vector<std::string> order;
@@ -147,6 +176,7 @@ StatusOr<std::vector<OpSample>> ReadPipeDreamLayers(const std::string& path,
     if (src != layers.end() && dst != layers.end())
       dst->second.input_bytes += src->second.activation_bytes;
   }
+  if (fold_untimed_layers) FoldUntimedLayers(layers, edges);
   std::vector<OpSample> out;
   for (const std::string& name : order) {
     OpSample s;

@@ -231,11 +231,28 @@ void CpuBackend::PrepareGraph(const graph::Graph& graph) {
   if (dnnl_ != nullptr) dnnl_->Prepare(graph);
 }
 
+namespace {
+// Ops whose output holds their input 0's bytes unchanged (another shape, or the same).
+bool IsCpuView(const graph::Node& op) {
+  const std::string& t = op.op_type;
+  return (op.domain.empty() || op.domain == "ai.onnx") &&
+         (t == "Reshape" || t == "Squeeze" || t == "Unsqueeze" || t == "Flatten" ||
+          t == "Identity");
+}
+}  // namespace
+
+bool CpuBackend::RunsInPlace(const graph::Node& op) const {
+  return IsCpuView(op) || (dnnl_ != nullptr && dnnl_->RunsInPlace(op));
+}
+
 Status CpuBackend::Launch(int device, const graph::Node& op, const std::vector<TensorRef>& inputs,
                           const std::vector<TensorRef>& outputs) {
   HX_RETURN_IF_ERROR(CheckDevice(device));
   devices_[static_cast<size_t>(device)]->launched.fetch_add(1);
   if (options_.empty_kernels) return Status::Ok();
+  // A view given its input's buffer (RunsInPlace): the bytes are already where they belong.
+  if (IsCpuView(op) && !inputs.empty() && !outputs.empty() && inputs[0].data == outputs[0].data)
+    return Status::Ok();
   if (dnnl_ != nullptr) {
     HX_ASSIGN_OR_RETURN(const bool ran, dnnl_->Run(op, inputs, outputs));
     if (ran) return Status::Ok();

@@ -517,6 +517,20 @@ void Executor::ChooseInlineCopyStreams() {
   }
 }
 
+bool Executor::InPlace(RunState& s, int device, const graph::Node& node, bool input_from_host) {
+  if (node.outputs.size() != 1 || node.inputs.empty() || input_from_host ||
+      !node.inputs[0].valid() || !node.outputs[0].valid() || !backend_->RunsInPlace(node))
+    return false;
+  const graph::Tensor& x = graph_->tensor(node.inputs[0]);
+  if (!graph_->node(x.producer).is_op() || x.Bytes() != graph_->tensor(node.outputs[0]).Bytes())
+    return false;
+  for (size_t i = 1; i < node.inputs.size(); ++i)
+    if (node.inputs[i] == node.inputs[0]) return false;
+  // Its last reader here: no other op, transfer or graph output reads the buffer after this op.
+  const size_t k = s.Slot(node.inputs[0], device);
+  return s.refs[k].load() == 1 && s.slots[k].ptr != nullptr;
+}
+
 Status Executor::RunOp(RunState& s, int device, NodeId op) {
   const graph::Node& node = graph_->node(op);
   // Per-thread scratch: an op's argument lists without a heap allocation per op.
@@ -548,10 +562,18 @@ Status Executor::RunOp(RunState& s, int device, NodeId op) {
       return Internal("op '" + node.name + "': input '" + tensor.name + "' is not on device '" +
                       cluster_->device(DeviceId(device)).name + "'");
   }
+  const bool in_place = InPlace(s, device, node, !from_host.empty() && from_host[0] != 0);
   for (size_t i = 0; i < node.outputs.size(); ++i) {
     const TensorId t = node.outputs[i];
     if (!t.valid()) continue;
     const graph::Tensor& tensor = graph_->tensor(t);
+    if (in_place) {  // the output takes input 0's buffer; releasing input 0 then frees nothing
+      const size_t k = s.Slot(node.inputs[0], device);
+      s.slots[s.Slot(t, device)] = s.slots[k];
+      s.slots[k] = DeviceBuffer{};
+      out[i] = TensorRef{tensor.dtype, &tensor.shape, in[0].data};
+      continue;
+    }
     auto buffer = backend_->Allocate(device, tensor.Bytes());
     if (!buffer.ok())
       return buffer.status().WithContext("op '" + node.name + "' output '" + tensor.name + "'");

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <functional>
+#include <memory>
 #include <set>
 #include <thread>
 
@@ -25,6 +26,16 @@ Status ProfileOptions::Validate() const {
 }
 
 namespace {
+
+// Runs of a node before the oneDNN backend settles between a core group's team and one thread
+// (TeamChoice::kProbeRuns in src/exec/dnnl/team_choice.h).
+constexpr int kTeamChoiceRuns = 8;
+
+// The profile's key for a device: its model, or its name when it has none.
+std::string ModelKey(const hw::Cluster& cluster, DeviceId d) {
+  const hw::Device& device = cluster.device(d);
+  return device.spec.model.empty() ? device.name : device.spec.model;
+}
 
 // With `sync`, every timed launch starts at a barrier shared with the threads measuring the other
 // devices, so that their copies of the same op run at the same time; the thread leaves the barrier
@@ -274,6 +285,114 @@ StatusOr<double> MedianRun(const plan::Plan& p, const graph::Graph& graph,
   return Median(std::move(samples));
 }
 
+// The graph twice side by side in one graph (names prefixed "a/" and "b/"), with its inputs and
+// a copy of its weights' values per half (the two halves read different memory, as two parts of
+// a model do): two independent halves for one executor.
+struct SideBySide {
+  graph::Graph graph{"side-by-side"};
+  std::vector<HostTensor> weights;
+  std::map<std::string, HostTensor> inputs;
+  std::vector<NodeId> copy_a;  // the first copy's ops
+};
+
+StatusOr<SideBySide> TwoCopies(const graph::Graph& g, const std::vector<HostTensor>& weights,
+                               const std::map<std::string, HostTensor>& inputs) {
+  HX_ASSIGN_OR_RETURN(std::vector<NodeId> order, graph::TopologicalOrder(g));
+  SideBySide out;
+  std::vector<std::pair<NodeId, NodeId>> weight_of;  // (new, old)
+  for (const char* prefix : {"a/", "b/"}) {
+    std::vector<TensorId> tensor_of(g.num_tensors());
+    auto name = [&](const std::string& n) { return prefix + n; };
+    for (NodeId id : order) {
+      const graph::Node& node = g.node(id);
+      if (node.kind == NodeKind::kInput || node.kind == NodeKind::kWeight) {
+        const graph::Tensor& t = g.tensor(node.outputs[0]);
+        const NodeId n = node.kind == NodeKind::kInput
+                             ? out.graph.AddInput(name(node.name), t.dtype, t.shape)
+                             : out.graph.AddWeight(name(node.name), t.dtype, t.shape, node.data);
+        tensor_of[node.outputs[0].value()] = out.graph.node(n).outputs[0];
+        if (node.kind == NodeKind::kWeight) weight_of.emplace_back(n, id);
+        auto it = inputs.find(node.name);
+        if (node.kind == NodeKind::kInput && it != inputs.end())
+          out.inputs.emplace(name(node.name), it->second);
+        continue;
+      }
+      if (node.kind != NodeKind::kOp) continue;
+      std::vector<TensorId> in, outs;
+      for (TensorId t : node.inputs) in.push_back(t.valid() ? tensor_of[t.value()] : TensorId());
+      for (TensorId t : node.outputs) {
+        if (!t.valid()) {
+          outs.push_back(TensorId());
+          continue;
+        }
+        const graph::Tensor& tensor = g.tensor(t);
+        tensor_of[t.value()] = out.graph.AddTensor(name(tensor.name), tensor.dtype, tensor.shape);
+        outs.push_back(tensor_of[t.value()]);
+      }
+      const NodeId op = out.graph.AddOp(node.op_type, name(node.name), in, outs, node.attrs);
+      if (prefix[0] == 'a') out.copy_a.push_back(op);
+    }
+    for (NodeId o : g.Outputs()) out.graph.AddOutput(tensor_of[g.node(o).inputs[0].value()]);
+  }
+  out.weights.resize(out.graph.num_nodes());
+  for (const auto& [n, old] : weight_of) out.weights[n.value()] = weights.at(old.value());
+  return out;
+}
+
+// Two core groups running at once in one executor, as a plan's groups do: the graph twice side
+// by side (TwoCopies), both copies on device a, against one copy on a and the other on b,
+// alternately `runs` times after one untimed round each; weights read in place, so the runs are
+// ops and the executor's work, what the simulator's term slows down. Whatever slows a group
+// while another runs shows: memory bandwidth, the shared cache, the executor's, the backend's
+// and the allocator's shared state, the scheduling of the cores. gamma = spread / (local / 2) - 1,
+// the median over interleaved pairs of runs.
+// (Two executors running the same graph at once measure almost nothing: mostly under 4 % for the
+// LSTM and GPT-2 on a 2-vCPU VM, against 9-56 % side by side. In lockstep they read the same
+// weights, which the shared cache then serves to both; a plan's groups read different ones.)
+Status MeasureSideBySide(const graph::Graph& graph, const hw::Cluster& cluster,
+                         DeviceBackend& backend, const std::vector<HostTensor>& weights,
+                         const std::map<std::string, HostTensor>& inputs, DeviceId a, DeviceId b,
+                         int runs, ProfileCalibration* cal) {
+  HX_ASSIGN_OR_RETURN(SideBySide two, TwoCopies(graph, weights, inputs));
+  backend.PrepareGraph(two.graph);
+  std::set<NodeId> on_a(two.copy_a.begin(), two.copy_a.end());
+  std::vector<plan::Plan> plans;
+  for (bool spread : {false, true}) {
+    HX_ASSIGN_OR_RETURN(plan::Plan p, SpreadPlan(two.graph, cluster, [&](size_t, NodeId op) {
+                          return spread && !on_a.count(op) ? b : a;
+                        }));
+    plan::ReadCpuWeightsInPlace(p, two.graph, cluster);
+    plans.push_back(std::move(p));
+  }
+  ExecOptions options;
+  options.record_events = false;
+  std::vector<std::unique_ptr<Executor>> executors;  // [both on a, one on each]
+  for (const plan::Plan& p : plans) {
+    HX_ASSIGN_OR_RETURN(auto e,
+                        Executor::Create(p, two.graph, cluster, &backend, &two.weights, options));
+    executors.push_back(std::move(e));
+  }
+  // Untimed first: one run each, and on core groups of several cores the runs in which the
+  // copies' nodes settle their team choice.
+  const int untimed = cluster.device(a).spec.cores > 1 ? kTeamChoiceRuns : 1;
+  for (int r = 0; r < untimed; ++r)
+    for (auto& e : executors) HX_RETURN_IF_ERROR(e->Run(two.inputs).status());
+  // Interleaved pairs; the median of the pairs' ratios, so a slow spell of the machine during
+  // a few pairs moves neither side alone.
+  std::vector<double> local, spread, ratios;
+  for (int r = 0; r < runs; ++r) {
+    HX_ASSIGN_OR_RETURN(ExecResult both, executors[0]->Run(two.inputs));
+    HX_ASSIGN_OR_RETURN(ExecResult apart, executors[1]->Run(two.inputs));
+    local.push_back(0.5 * both.latency_s);
+    spread.push_back(apart.latency_s);
+    if (local.back() > 0.0) ratios.push_back(spread.back() / local.back());
+  }
+  cal->alone_run_s = Median(std::move(local));
+  cal->together_run_s = Median(std::move(spread));
+  cal->contention_gamma = ratios.empty() ? 0.0 : std::max(0.0, Median(std::move(ratios)) - 1.0);
+  return Status::Ok();
+}
+
 // Cross-device hand-off and copy bandwidth between devices a and b: a chain of Relu ops alternating
 // between them, with tiny and with large tensors.
 Status MeasureHandoff(const hw::Cluster& cluster, DeviceBackend& backend, DeviceId a, DeviceId b,
@@ -400,6 +519,38 @@ Status MeasureExchange(const hw::Cluster& cluster, DeviceBackend& backend, Devic
   return Status::Ok();
 }
 
+// Every op's output gets a transfer time per pair of device models (the measured hand-off plus
+// its bytes at the measured copy bandwidth), and each pair the measured send and receive costs.
+Status WriteTransferCosts(const graph::Graph& graph, const hw::Cluster& cluster,
+                          DeviceBackend& backend, const ProfileOptions& options,
+                          cost::Profile& profile, ProfileCalibration* calibration) {
+  const std::vector<DeviceId> devices = cluster.DeviceIds();
+  ProfileCalibration& cal = *calibration;
+  HX_RETURN_IF_ERROR(
+      MeasureHandoff(cluster, backend, devices[0], devices[1], options.budget_s > 0.0, &cal));
+  if (backend.CopiesOnCallingThread())
+    HX_RETURN_IF_ERROR(
+        MeasureExchange(cluster, backend, devices[0], devices[1], options.budget_s > 0.0, &cal));
+  // A hop is at least the threads' own work on it; the rest is latency.
+  const double hop = std::max(cal.handoff_s, cal.send_s + cal.recv_s);
+  std::set<std::pair<std::string, std::string>> pairs;
+  for (DeviceId x : devices)
+    for (DeviceId y : devices)
+      if (x != y) pairs.insert({cluster.device(x).spec.model, cluster.device(y).spec.model});
+  for (NodeId op : graph.Ops()) {
+    const graph::Node& node = graph.node(op);
+    if (node.outputs.empty() || !node.outputs[0].valid()) continue;
+    const double bytes = static_cast<double>(graph.tensor(node.outputs[0]).Bytes());
+    const double t = hop + (cal.copy_bytes_per_s > 0 ? bytes / cal.copy_bytes_per_s : 0.0);
+    for (const auto& [a, b] : pairs) profile.SetTransferTime(node.name, a, b, t);
+  }
+  for (const auto& [a, b] : pairs) {
+    if (cal.send_s > 0.0) profile.SetSendCost(a, b, cal.send_s);
+    if (cal.recv_s > 0.0) profile.SetRecvCost(a, b, cal.recv_s);
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 StatusOr<cost::Profile> ProfileGraph(const graph::Graph& graph, const hw::Cluster& cluster,
@@ -419,7 +570,7 @@ StatusOr<cost::Profile> ProfileGraph(const graph::Graph& graph, const hw::Cluste
   const int calibration_runs = options.budget_s > 0.0 ? 1 : std::max(3, options.repeats);
   for (DeviceId d : cluster.DeviceIds()) {
     const hw::Device& device = cluster.device(d);
-    const std::string key = device.spec.model.empty() ? device.name : device.spec.model;
+    const std::string key = ModelKey(cluster, d);
     if (!done.insert(key).second) continue;
     models.push_back(key);
     first_of_model.push_back(d);
@@ -432,6 +583,15 @@ StatusOr<cost::Profile> ProfileGraph(const graph::Graph& graph, const hw::Cluste
                         SpreadPlan(
                             graph, cluster, [&](size_t, NodeId) { return d; }, true));
     std::vector<double> one_device_runs, per_op_runs;
+    // A core group of several cores: the oneDNN backend times each node's first runs on the
+    // group's team and on one thread, alternately, and then runs the faster way
+    // (src/exec/dnnl/team_choice.h). Those runs come first, so the op sweep and the calibration
+    // time the way the executor will run each node.
+    if (device.spec.cores > 1) {
+      std::vector<double> unused;
+      HX_RETURN_IF_ERROR(
+          TimeRuns(one, graph, cluster, backend, weights, inputs, kTeamChoiceRuns, &unused));
+    }
     HX_RETURN_IF_ERROR(TimeRuns(one, graph, cluster, backend, weights, inputs, calibration_runs,
                                 &one_device_runs));
     HX_RETURN_IF_ERROR(TimeRuns(per_op_plan, graph, cluster, backend, weights, inputs,
@@ -510,31 +670,21 @@ StatusOr<cost::Profile> ProfileGraph(const graph::Graph& graph, const hw::Cluste
       }
     }
   }
-  // Cross-device activation copies, per pair of device models.
-  if (devices.size() >= 2) {
-    HX_RETURN_IF_ERROR(
-        MeasureHandoff(cluster, backend, devices[0], devices[1], options.budget_s > 0.0, &cal));
-    if (backend.CopiesOnCallingThread())
-      HX_RETURN_IF_ERROR(
-          MeasureExchange(cluster, backend, devices[0], devices[1], options.budget_s > 0.0, &cal));
-    // A hop is at least the threads' own work on it; the rest is latency.
-    const double hop = std::max(cal.handoff_s, cal.send_s + cal.recv_s);
-    std::set<std::pair<std::string, std::string>> pairs;
-    for (DeviceId x : devices)
-      for (DeviceId y : devices)
-        if (x != y) pairs.insert({cluster.device(x).spec.model, cluster.device(y).spec.model});
-    for (NodeId op : graph.Ops()) {
-      const graph::Node& node = graph.node(op);
-      if (node.outputs.empty() || !node.outputs[0].valid()) continue;
-      const double bytes = static_cast<double>(graph.tensor(node.outputs[0]).Bytes());
-      const double t = hop + (cal.copy_bytes_per_s > 0 ? bytes / cal.copy_bytes_per_s : 0.0);
-      for (const auto& [a, b] : pairs) profile.SetTransferTime(node.name, a, b, t);
-    }
-    for (const auto& [a, b] : pairs) {
-      if (cal.send_s > 0.0) profile.SetSendCost(a, b, cal.send_s);
-      if (cal.recv_s > 0.0) profile.SetRecvCost(a, b, cal.recv_s);
+  // By default the term comes from the graph run twice side by side, one copy per core group,
+  // against both copies on one (MeasureSideBySide), on the first two devices of the first model.
+  if (!options.contention && options.concurrent_runs && devices.size() >= 2) {
+    std::vector<DeviceId> same_model;
+    for (DeviceId d : devices)
+      if (ModelKey(cluster, d) == models[0]) same_model.push_back(d);
+    if (same_model.size() >= 2) {
+      HX_RETURN_IF_ERROR(MeasureSideBySide(graph, cluster, backend, weights, inputs, same_model[0],
+                                           same_model[1], 2 * calibration_runs + 1, &cal));
+      profile.SetCpuContention(models[0], cal.contention_gamma);
     }
   }
+  // Cross-device activation copies, per pair of device models.
+  if (devices.size() >= 2)
+    HX_RETURN_IF_ERROR(WriteTransferCosts(graph, cluster, backend, options, profile, &cal));
   if (calibration != nullptr) *calibration = cal;
   return profile;
 }

@@ -209,6 +209,8 @@ Status SolveOptions::Validate() const {
   if (!(relative_gap >= 0)) return InvalidArgument("relative gap must be >= 0");
   if (threads < 1) return InvalidArgument("threads must be >= 1");
   if (seed < 0) return InvalidArgument("seed must be >= 0");
+  if (max_nodes < 0 || max_solutions < 0)
+    return InvalidArgument("node and solution limits must be >= 0");
   return Status::Ok();
 }
 
@@ -229,6 +231,14 @@ std::vector<std::string> CbcArguments(const SolveOptions& options, double second
   if (!preprocess) {
     args.push_back("-preprocess");
     args.push_back("off");
+  }
+  if (options.max_nodes > 0) {
+    args.push_back("-maxNodes");
+    args.push_back(std::to_string(options.max_nodes));
+  }
+  if (options.max_solutions > 0) {
+    args.push_back("-maxSolutions");
+    args.push_back(std::to_string(options.max_solutions));
   }
   args.push_back("-solve");
   args.push_back("-quit");

@@ -1,9 +1,9 @@
-// `auto`: a portfolio. The fast planners run first, in a fixed order, while the time limit lasts
-// (at least one always runs); each plan is checked and simulated (RunPlanner) and the fastest
-// simulated plan wins, ties to the earlier planner. When time remains, the exact planners that are
-// registered (MOIRAI, EfficientMIP, GETF, SortingHat) share what is left (an even share each, at
-// least kMinExactSeconds, while that much is left) and compete the same way. `detail` names the
-// winner and every contender's latency.
+// `auto`: a portfolio. The fast planners run first, in a fixed order, each while it would end
+// within the time limit at the longest time one has taken so far (at least one always runs); each
+// plan is checked and simulated (RunPlanner) and the fastest simulated plan wins, ties to the
+// earlier planner. When time remains, the exact planners that are registered (MOIRAI, EfficientMIP,
+// GETF, SortingHat) share what is left (an even share each, at least kMinExactSeconds, while that
+// much is left) and compete the same way. `detail` names the winner and every contender's latency.
 
 #include <algorithm>
 #include <cstdio>
@@ -11,6 +11,7 @@
 
 #include "hexplan/core/interrupt.h"
 #include "hexplan/core/stopwatch.h"
+#include "hexplan/place/exact/exact_planner.h"
 #include "place/builtin_planners.h"
 #include "place/format_units.h"
 
@@ -89,15 +90,20 @@ class AutoPlanner final : public Planner {
       }
     };
 
+    // A fast planner starts only when it would end within the limit, estimated at the longest one
+    // has taken so far (BaselineBudget, as the exact planners' baselines); each gets what is left
+    // as its own limit (the list planners stop their memory retries there).
+    BaselineBudget fast_budget(limit, request.graph().num_nodes());
     for (const char* name : kFastPlanners) {
       if (!registered(name)) continue;
       if (std::string(name) == "chrion" && !hybrid) continue;
-      const double left = limit - watch.ElapsedSeconds();
-      if (runs > 0 && (left <= 0.0 || StopRequested())) {
+      const double now = watch.ElapsedSeconds();
+      if (runs > 0 && (now >= limit || StopRequested() || !fast_budget.Admit(name, now))) {
         skipped += (skipped.empty() ? "" : ", ") + std::string(name);
         continue;
       }
-      run(name, std::max(left, 1e-3));
+      run(name, std::max(limit - now, 1e-3));
+      fast_budget.Ran(watch.ElapsedSeconds() - now);
     }
     // The exact planners share what is left evenly (time one does not use goes to the next),
     // keeping a little for checking and simulating each plan (RunPlanner).

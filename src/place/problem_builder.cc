@@ -1,13 +1,55 @@
 #include "hexplan/place/problem_builder.h"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 #include <optional>
 
+#include "hexplan/core/stopwatch.h"
 #include "hexplan/plan/plan_builder.h"
 #include "hexplan/plan/validator.h"
 
 namespace hx::place {
+
+namespace {
+
+// The activations the validator counts (plan::PlanMemoryBound): every tensor an op or a graph input
+// writes that ops read or that leaves the graph, and each op's workspace; not those of ops whose
+// footprint the workload states (it holds them).
+void AddLiveActivations(const cost::CostModel& cost, GraphProblem& out) {
+  const graph::Graph& g = cost.graph();
+  SchedulingProblem& p = out.problem;
+  auto stated = [&](NodeId op) { return cost.StatedMemory(op).has_value(); };
+  for (size_t i = 0; i < g.num_nodes(); ++i) {
+    const NodeId id(static_cast<uint32_t>(i));
+    const graph::Node& node = g.node(id);
+    const bool op = node.is_op();
+    if (!(op || node.kind == graph::NodeKind::kInput) || (op && stated(id))) continue;
+    if (op) {
+      const int64_t workspace =
+          cost.OpMemoryBytes(id) - cost.OpWeightBytes(id) - cost.OpOutputBytes(id);
+      if (workspace > 0) p.SetWorkspace(out.node_task[i], static_cast<double>(workspace));
+    }
+    for (TensorId t : node.outputs) {
+      LiveTensor live;
+      live.producer = op ? out.node_task[i] : -1;
+      live.bytes = static_cast<double>(g.tensor(t).Bytes());
+      for (NodeId c : g.tensor(t).consumers) {
+        const int task = out.node_task[c.index()];
+        if (task < 0) {
+          live.graph_output = true;
+        } else if (std::find(live.readers.begin(), live.readers.end(), task) ==
+                   live.readers.end()) {
+          live.readers.push_back(task);
+        }
+      }
+      if (live.bytes > 0 && (live.producer >= 0 || !live.readers.empty()))
+        p.AddLiveTensor(std::move(live));
+    }
+  }
+}
+
+}  // namespace
 
 StatusOr<GraphProblem> BuildGraphProblem(const cost::CostModel& cost,
                                          const ProblemBuildOptions& options) {
@@ -55,8 +97,11 @@ StatusOr<GraphProblem> BuildGraphProblem(const cost::CostModel& cost,
     return InvalidArgument("activation reserve must be in [0, 1), got " + std::to_string(reserve));
   for (int d = 0; d < D; ++d) {
     const double capacity = static_cast<double>(cluster.device(out.devices[d]).memory_bytes());
-    if (capacity > 0) p.SetDeviceMemory(d, capacity * (1.0 - reserve));
+    if (capacity <= 0) continue;
+    p.SetDeviceMemory(d, capacity * (1.0 - reserve));
+    if (options.live_activations) p.SetDeviceCapacity(d, capacity);
   }
+  if (options.live_activations) AddLiveActivations(cost, out);
   // One edge per (tensor, consumer op) between ops, with per-device-pair times.
   for (const graph::Edge& e : g.Edges()) {
     int src = out.node_task[e.src.index()], dst = out.node_task[e.dst.index()];
@@ -127,11 +172,18 @@ int ShrinkOverfullDevices(const plan::Plan& plan, const cost::CostModel& cost,
 
 namespace {
 
+// PlanWithinMemory's time limit: a new try starts only while it lasts.
+struct MemoryTriesClock {
+  Stopwatch clock;
+  double limit_s;
+  bool Spent() const { return clock.ElapsedSeconds() > limit_s; }
+};
+
 // PlanWithinMemory's feedback loop from the problem's capacities as they are.
 StatusOr<plan::Plan> ShrinkUntilThePlanFits(
     GraphProblem& problem, const cost::CostModel& cost,
     const std::function<StatusOr<Schedule>(const SchedulingProblem&)>& schedule,
-    const std::string& planner, int rounds) {
+    const std::string& planner, int rounds, const MemoryTriesClock& clock) {
   for (int round = 1;; ++round) {
     StatusOr<Schedule> scheduled = schedule(problem.problem);
     if (!scheduled.ok() && round > 1 &&
@@ -145,16 +197,43 @@ StatusOr<plan::Plan> ShrinkUntilThePlanFits(
     HX_ASSIGN_OR_RETURN(Schedule s, std::move(scheduled));
     HX_ASSIGN_OR_RETURN(plan::Plan plan, PlanFromSchedule(problem, s, cost));
     if (ShrinkOverfullDevices(plan, cost, problem, 1.05 * round) == 0) return plan;
-    if (round >= rounds) {
+    if (round >= rounds || clock.Spent()) {
       const Status why = plan::CheckPlan(plan, cost, planner);
-      return ResourceExhausted(planner +
-                               ": no schedule found whose plan fits the devices' memory (" +
-                               std::to_string(rounds) +
-                               " tries, each leaving more room on the "
-                               "devices the last overflowed); the last: " +
-                               why.message());
+      return ResourceExhausted(
+          planner + ": no schedule found whose plan fits the devices' memory (" +
+          std::to_string(round) +
+          " tries, each leaving more room on the "
+          "devices the last overflowed" +
+          (round < rounds ? ", until the time limit" : "") + "); the last: " + why.message());
     }
   }
+}
+
+}  // namespace
+
+namespace {
+
+// The feedback loop from the problem's weight budgets, then from every device's capacity times
+// 0.9 ... 0.7: lowering only the devices that overflowed can push the weights onto devices that
+// then overflow in turn (activations dominate on swin-6.6b), so keep a larger share of every device
+// for the activations instead, and the weights spread in proportion to the devices' memories.
+StatusOr<plan::Plan> ShrinkOrKeepShares(
+    GraphProblem& problem, const cost::CostModel& cost, const std::vector<double>& budget,
+    const std::function<StatusOr<Schedule>(const SchedulingProblem&)>& schedule,
+    const std::string& planner, int rounds, const MemoryTriesClock& clock) {
+  SchedulingProblem& p = problem.problem;
+  for (int d = 0; d < p.num_devices(); ++d) p.SetDeviceMemory(d, budget[d]);
+  StatusOr<plan::Plan> first =
+      ShrinkUntilThePlanFits(problem, cost, schedule, planner, rounds, clock);
+  for (double keep : {0.9, 0.85, 0.8, 0.75, 0.7}) {
+    if (first.ok() || first.status().code() != StatusCode::kResourceExhausted || clock.Spent())
+      break;
+    for (int d = 0; d < p.num_devices(); ++d) p.SetDeviceMemory(d, budget[d] * keep);
+    StatusOr<plan::Plan> again =
+        ShrinkUntilThePlanFits(problem, cost, schedule, planner, rounds, clock);
+    if (again.ok()) return again;
+  }
+  return first;
 }
 
 }  // namespace
@@ -162,19 +241,43 @@ StatusOr<plan::Plan> ShrinkUntilThePlanFits(
 StatusOr<plan::Plan> PlanWithinMemory(
     GraphProblem& problem, const cost::CostModel& cost,
     const std::function<StatusOr<Schedule>(const SchedulingProblem&)>& schedule,
-    const std::string& planner, int rounds) {
+    const std::string& planner, int rounds, double time_limit_s) {
+  const MemoryTriesClock clock{Stopwatch(), time_limit_s};
   SchedulingProblem& p = problem.problem;
-  std::vector<double> capacity;
-  for (int d = 0; d < p.num_devices(); ++d) capacity.push_back(p.device_memory(d));
-  StatusOr<plan::Plan> first = ShrinkUntilThePlanFits(problem, cost, schedule, planner, rounds);
-  // Lowering only the devices that overflowed can push the weights onto devices that then overflow
-  // in turn (activations dominate on swin-6.6b): keep a larger share of every device for the
-  // activations instead, so that the weights spread in proportion to the devices' memories.
-  for (double keep : {0.9, 0.85, 0.8, 0.75, 0.7}) {
-    if (first.ok() || first.status().code() != StatusCode::kResourceExhausted) break;
-    for (int d = 0; d < p.num_devices(); ++d) p.SetDeviceMemory(d, capacity[d] * keep);
-    StatusOr<plan::Plan> again = ShrinkUntilThePlanFits(problem, cost, schedule, planner, rounds);
-    if (again.ok()) return again;
+  std::vector<double> budget, capacity;
+  for (int d = 0; d < p.num_devices(); ++d) {
+    budget.push_back(p.device_memory(d));
+    capacity.push_back(p.device_capacity(d));
+  }
+  // 1. Weights only (live activations not counted while scheduling, the validator's count fed
+  //    back): where it fits, the plans of the planners before live activations were counted.
+  GraphProblem weights_only = problem;
+  for (int d = 0; d < p.num_devices(); ++d)
+    weights_only.problem.SetDeviceCapacity(d, std::numeric_limits<double>::infinity());
+  StatusOr<plan::Plan> first =
+      ShrinkOrKeepShares(weights_only, cost, budget, schedule, planner, rounds, clock);
+  if (first.ok() || first.status().code() != StatusCode::kResourceExhausted || clock.Spent())
+    return first;
+  // 2. Live activations counted while scheduling (LiveMemory): a task whose best device has no
+  //    room for them goes to the next best.
+  StatusOr<plan::Plan> live =
+      ShrinkOrKeepShares(problem, cost, budget, schedule, planner, rounds, clock);
+  if (live.ok()) return live;
+  // 3. A tensor sent to another device stays live on its producer's to the end of that device's
+  //    order (the validator's count), so a schedule that crosses devices often fills them with
+  //    activations (swin-6.6b on moirai-inter). Last: communication made 10, then 100 times dearer
+  //    in the schedule, so that tasks follow their inputs and memory decides the cuts; the plan
+  //    keeps the schedule's devices and order (its estimate, in the dearer times, is dropped).
+  for (double dearer : {10.0, 100.0}) {
+    if (clock.Spent()) break;
+    GraphProblem scaled = problem;
+    scaled.problem.ScaleCommunication(dearer);
+    for (int d = 0; d < p.num_devices(); ++d) scaled.problem.SetDeviceMemory(d, budget[d]);
+    StatusOr<plan::Plan> again =
+        ShrinkUntilThePlanFits(scaled, cost, schedule, planner, rounds, clock);
+    if (!again.ok()) continue;
+    again->estimate_ms.reset();
+    return again;
   }
   return first;
 }

@@ -16,7 +16,8 @@ SchedulingProblem::SchedulingProblem(int num_tasks, int num_devices)
       latency_(static_cast<size_t>(num_devices) * num_devices, 0.0),
       seconds_per_unit_(static_cast<size_t>(num_devices) * num_devices, 0.0),
       task_memory_(num_tasks, 0.0),
-      device_memory_(num_devices, std::numeric_limits<double>::infinity()) {
+      device_memory_(num_devices, std::numeric_limits<double>::infinity()),
+      device_capacity_(num_devices, std::numeric_limits<double>::infinity()) {
   for (int t = 0; t < num_tasks; ++t) names_[t] = "t" + std::to_string(t);
 }
 
@@ -36,6 +37,34 @@ int SchedulingProblem::AddEdgeWithPairTimes(int src, int dst, std::vector<double
   return e;
 }
 
+int SchedulingProblem::AddLiveTensor(LiveTensor tensor) {
+  if (written_.empty()) {
+    written_.resize(cost_.size());
+    read_.resize(cost_.size());
+  }
+  const int k = static_cast<int>(live_tensors_.size());
+  if (tensor.producer >= 0 && tensor.producer < num_tasks()) written_[tensor.producer].push_back(k);
+  for (int r : tensor.readers)
+    if (r >= 0 && r < num_tasks()) read_[r].push_back(k);
+  live_tensors_.push_back(std::move(tensor));
+  return k;
+}
+
+const std::vector<int>& SchedulingProblem::tensors_written(int task) const {
+  static const std::vector<int> kNoLiveTensors;
+  return written_.empty() ? kNoLiveTensors : written_[task];
+}
+
+const std::vector<int>& SchedulingProblem::tensors_read(int task) const {
+  static const std::vector<int> kNoLiveTensorsRead;
+  return read_.empty() ? kNoLiveTensorsRead : read_[task];
+}
+
+void SchedulingProblem::SetWorkspace(int task, double bytes) {
+  if (workspace_.empty()) workspace_.assign(cost_.size(), 0.0);
+  workspace_[task] = bytes;
+}
+
 void SchedulingProblem::SetLink(int d1, int d2, double latency, double seconds_per_unit) {
   latency_[static_cast<size_t>(d1) * num_devices_ + d2] = latency;
   seconds_per_unit_[static_cast<size_t>(d1) * num_devices_ + d2] = seconds_per_unit;
@@ -44,6 +73,13 @@ void SchedulingProblem::SetLink(int d1, int d2, double latency, double seconds_p
 void SchedulingProblem::SetLoadTime(int task, int device, double seconds) {
   if (load_time_.empty()) load_time_.assign(cost_.size() * static_cast<size_t>(num_devices_), 0.0);
   load_time_[static_cast<size_t>(task) * num_devices_ + device] = seconds;
+}
+
+void SchedulingProblem::ScaleCommunication(double factor) {
+  for (SchedulingEdge& e : edges_)
+    for (double& t : e.pair_time) t *= factor;
+  for (double& l : latency_) l *= factor;
+  for (double& s : seconds_per_unit_) s *= factor;
 }
 
 double SchedulingProblem::CommTime(int e, int d1, int d2) const {
@@ -110,9 +146,33 @@ Status SchedulingProblem::Validate() const {
       return InvalidArgument("edge " + names_[e.src] + "->" + names_[e.dst] +
                              ": pair times need one value per device pair");
   }
+  for (const LiveTensor& k : live_tensors_) {
+    bool in_range = k.producer >= -1 && k.producer < num_tasks() && k.bytes >= 0;
+    for (int r : k.readers) in_range = in_range && r >= 0 && r < num_tasks();
+    if (!in_range)
+      return InvalidArgument("scheduling problem: a live tensor names a task out of range");
+  }
   if (static_cast<int>(TopologicalOrder().size()) != num_tasks())
     return InvalidArgument("scheduling problem: the task graph has a cycle");
   return Status::Ok();
+}
+
+double MakespanLowerBound(const SchedulingProblem& p) {
+  const int n = p.num_tasks();
+  std::vector<double> cheapest(n, kUnsupported), finish(n, 0.0);
+  double work = 0.0, path = 0.0;
+  for (int t = 0; t < n; ++t) {
+    for (int d = 0; d < p.num_devices(); ++d) cheapest[t] = std::min(cheapest[t], p.cost(t, d));
+    if (std::isinf(cheapest[t])) return 0.0;  // an invalid problem bounds nothing
+    work += cheapest[t];
+  }
+  for (int t : p.TopologicalOrder()) {
+    double ready = 0.0;
+    for (int e : p.in_edges(t)) ready = std::max(ready, finish[p.edges()[e].src]);
+    finish[t] = ready + cheapest[t];
+    path = std::max(path, finish[t]);
+  }
+  return std::max(path, work / std::max(1, p.num_devices()));
 }
 
 std::string Schedule::Check(const SchedulingProblem& p, double tol) const {

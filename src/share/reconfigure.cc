@@ -9,6 +9,7 @@
 #include "hexplan/share/caps.h"
 #include "hexplan/share/configurator.h"
 #include "hexplan/share/slo_repair.h"
+#include "hexplan/share/verified_capacity.h"
 
 namespace hx::share {
 
@@ -70,7 +71,8 @@ namespace {
 constexpr int kMaxChangeRounds = 10;
 
 // Removes `sid`'s segments that no longer meet `limit_ms`, then, largest first, those not needed
-// for `target` req/s. Returns the capacity left.
+// for `target` req/s. A segment's capacity is its routing weight (hexplan: its verified capacity;
+// otherwise its profiled throughput). Returns the capacity left.
 double TrimSegments(int sid, double limit_ms, double target, std::vector<GpuAssignment>* gpus) {
   double cap = 0;
   std::vector<std::pair<int, size_t>> mine;  // (gpu, index)
@@ -82,7 +84,7 @@ double TrimSegments(int sid, double limit_ms, double target, std::vector<GpuAssi
     for (size_t k = 0; k < segs.size(); ++k) {
       if (segs[k].service == sid) {
         mine.push_back({static_cast<int>(g), k});
-        cap += segs[k].triplet.throughput;
+        cap += segs[k].RouteWeight();
       }
     }
   }
@@ -90,13 +92,12 @@ double TrimSegments(int sid, double limit_ms, double target, std::vector<GpuAssi
   std::stable_sort(mine.begin(), mine.end(), [&](const auto& a, const auto& b) {
     const auto& sa = (*gpus)[a.first].segments[a.second];
     const auto& sb = (*gpus)[b.first].segments[b.second];
-    if (sa.triplet.throughput != sb.triplet.throughput)
-      return sa.triplet.throughput > sb.triplet.throughput;
+    if (sa.RouteWeight() != sb.RouteWeight()) return sa.RouteWeight() > sb.RouteWeight();
     return a.first > b.first;
   });
   std::vector<std::pair<int, size_t>> drop;
   for (const auto& m : mine) {
-    const double tp = (*gpus)[m.first].segments[m.second].triplet.throughput;
+    const double tp = (*gpus)[m.first].segments[m.second].RouteWeight();
     if (cap - tp >= target - 1e-9) {
       cap -= tp;
       drop.push_back(m);
@@ -133,6 +134,116 @@ void ListChanges(const SharePlan& before, ReconfigureResult* r) {
   }
 }
 
+// Whether a plan routes by verified capacity (hexplan's plans: segments carry route weights).
+bool RoutesByCapacity(const SharePlan& plan) {
+  for (const auto& g : plan.gpus) {
+    for (const auto& s : g.segments) {
+      if (s.route_weight > 0) return true;
+    }
+  }
+  return false;
+}
+
+// The changed service's segments: kept, trimmed and added consistently with how the plan routes.
+// In a capacity-routed plan every segment of the service, kept or new, routes by its verified
+// capacity against the new SLO target (a kept segment's old weight was verified against the old
+// one), new segments are sized by those capacities and carry their profiled throughput again.
+class ChangedService {
+ public:
+  ChangedService(const ShareProblem& problem, const SharePlan& plan, const ShareOptions& options,
+                 int sid, int max_procs)
+      : problem_(problem),
+        sid_(sid),
+        by_capacity_(RoutesByCapacity(plan)),
+        capacity_(options.verify_max_load) {
+    const Service& svc = problem.services[sid];
+    // hexplan sized the service for its SLO x the budget its check needed (slo_repair.h).
+    const double budget = by_capacity_ && static_cast<size_t>(sid) < plan.slo.budget.size()
+                              ? plan.slo.budget[sid]
+                              : 1.0;
+    limit_ms_ = svc.slo_ms * budget * options.slo_factor;
+    target_ms_ = svc.slo_ms * budget * (1 - options.verify_margin);
+    const ServiceProfile& profile = problem.profiles[sid];
+    triplets_ = by_capacity_ ? capacity_.Decide(profile, limit_ms_, target_ms_, max_procs)
+                             : TripletDecision(profile, limit_ms_, max_procs);
+  }
+  bool serveable() const {
+    return std::any_of(triplets_.begin(), triplets_.end(),
+                       [](const Triplet& x) { return x.valid(); });
+  }
+  double limit_ms() const { return limit_ms_; }
+
+  // Re-weighs the kept segments (capacity routing) and trims them to `target` req/s.
+  void Keep(double target, std::vector<GpuAssignment>* gpus) {
+    if (by_capacity_) {
+      const std::string& model = problem_.profiles[sid_].model;
+      for (auto& g : *gpus) {
+        for (auto& s : g.segments) {
+          if (s.service == sid_) s.route_weight = capacity_.Of(model, s.triplet, target_ms_);
+        }
+        // A segment that keeps nothing within the new target goes.
+        std::erase_if(g.segments, [&](const PlacedSegment& s) {
+          return s.service == sid_ && !(s.route_weight > 0);
+        });
+      }
+    }
+    capacity_now_ = TrimSegments(sid_, limit_ms_, target, gpus);
+  }
+
+  // Adds segments (Demand Matching into the free space) until the capacity reaches `target`.
+  void Add(double target, std::vector<GpuAssignment>* gpus) {
+    if (target - capacity_now_ <= 1e-9) return;
+    std::vector<Segment> segments = DemandMatching(sid_, target - capacity_now_, triplets_);
+    for (const auto& seg : segments) capacity_now_ += seg.triplet.throughput;
+    AllocateSegments(problem_.gpu, segments, gpus);
+    if (!by_capacity_) return;
+    for (auto& g : *gpus) {
+      for (auto& s : g.segments) {
+        if (s.service != sid_ || s.route_weight > 0) continue;
+        s.route_weight = s.triplet.throughput;  // the verified capacity it was sized with
+        for (const auto& p : problem_.profiles[sid_].points) {
+          if (p.gpcs == s.triplet.gpcs && p.batch == s.triplet.batch &&
+              p.processes == s.triplet.processes) {
+            s.triplet.throughput = p.throughput;
+            break;
+          }
+        }
+      }
+    }
+  }
+  double capacity() const { return capacity_now_; }
+
+ private:
+  const ShareProblem& problem_;
+  int sid_;
+  bool by_capacity_;
+  VerifiedCapacity capacity_;
+  double limit_ms_ = 0, target_ms_ = 0;
+  TripletArray triplets_{};
+  double capacity_now_ = 0;
+};
+
+// A plan its planner checked is checked again: per class, then by the judge (the whole plan in
+// the serving simulation). While the changed service misses, it gets 5% of its rate more capacity
+// (other services untouched: each service's judge results depend only on its own segments, so
+// they keep the verdict they had).
+Status VerifyChange(const ShareOptions& options, int sid, ChangedService* changed,
+                    ReconfigureResult* r) {
+  const double rate = r->problem.services[sid].rate;
+  ServingSimCache judged;
+  for (int round = 0;; ++round) {
+    CheckSlosByClass(r->problem, options, &r->plan);
+    bool passed = r->plan.slo.meets_slo[sid];
+    if (passed || round == kMaxChangeRounds) {
+      HX_ASSIGN_OR_RETURN(const bool all, JudgePlan(r->problem, options, &r->plan, &judged));
+      (void)all;
+      passed = r->plan.slo.meets_slo[sid];
+    }
+    if (passed || round == kMaxChangeRounds) return Status::Ok();
+    changed->Add(changed->capacity() + 0.05 * rate, &r->plan.gpus);
+  }
+}
+
 }  // namespace
 
 StatusOr<ReconfigureResult> Reconfigure(const ShareProblem& problem, const SharePlan& plan,
@@ -150,12 +261,11 @@ StatusOr<ReconfigureResult> Reconfigure(const ShareProblem& problem, const Share
   int max_procs = options.max_processes;
   if (plan.algo == "parvagpu-single") max_procs = 1;
   if (max_procs == 0 && plan.algo.starts_with("parvagpu")) max_procs = 3;
-  const double limit = svc.slo_ms * options.slo_factor;
-  const TripletArray t = TripletDecision(r.problem.profiles[sid], limit, max_procs);
-  if (std::none_of(t.begin(), t.end(), [](const Triplet& x) { return x.valid(); })) {
+  ChangedService changed(r.problem, plan, options, sid, max_procs);
+  if (!changed.serveable()) {
     return InvalidArgument("--change: service '" + svc.name +
                            "': no profiled configuration meets the new SLO share of " +
-                           std::to_string(limit) + " ms");
+                           std::to_string(changed.limit_ms()) + " ms");
   }
   // The capacity the service is sized for: its rate times the headroom the planner verified.
   const double headroom =
@@ -163,23 +273,14 @@ StatusOr<ReconfigureResult> Reconfigure(const ShareProblem& problem, const Share
   r.plan = plan;
   r.plan.algo = plan.algo + "+reconfigured";
   r.plan.slo = SloCheck{};
+  r.plan.slo.headroom = plan.slo.headroom;
+  r.plan.slo.budget = plan.slo.budget;
   // Keep the service's segments that still meet the SLO share and are needed; add the missing
   // capacity as new segments in the free space (first fit, preferred slots, new GPUs last).
-  double capacity = TrimSegments(sid, limit, svc.rate * headroom, &r.plan.gpus);
-  auto add = [&](double target) {
-    if (target - capacity <= 1e-9) return;
-    std::vector<Segment> segments = DemandMatching(sid, target - capacity, t);
-    for (const auto& seg : segments) capacity += seg.triplet.throughput;
-    AllocateSegments(problem.gpu, segments, &r.plan.gpus);
-  };
-  add(svc.rate * headroom);
-  // A plan its planner checked is checked again; the changed service gets more capacity (5% of
-  // its rate at a time, other services untouched) until it passes.
-  const bool check = plan.slo.checked && options.verify_seeds > 0;
-  for (int round = 0; check; ++round) {
-    CheckSlosByClass(r.problem, options, &r.plan);
-    if (r.plan.slo.meets_slo[sid] || round == kMaxChangeRounds) break;
-    add(capacity + 0.05 * svc.rate);
+  changed.Keep(svc.rate * headroom, &r.plan.gpus);
+  changed.Add(svc.rate * headroom, &r.plan.gpus);
+  if (plan.slo.checked && options.verify_seeds > 0) {
+    HX_RETURN_IF_ERROR(VerifyChange(options, sid, &changed, &r));
   }
   ListChanges(plan, &r);
   // Released GPUs are dropped from the map only at the end, so the numbers of the others hold.

@@ -18,6 +18,8 @@ constexpr double kMaxHeadroom = 1.6;
 // Once a service's headroom is at kMaxHeadroom, its latency budget is tightened instead (by 10% a
 // round, to at most half).
 constexpr double kMinBudget = 0.5;
+// The most arrivals per seed the check keeps generated for its classes (8 MB a seed).
+constexpr double kMaxStoredArrivals = 1e6;
 
 struct ClassResult {
   double p99_ms = 0;  // worst seed
@@ -41,13 +43,23 @@ class ClassCache {
   }
 
  private:
-  ClassResult Simulate(double slo_ms, const Triplet& t, double lambda) const {
+  // Seeds 1..verify_seeds; each seed's arrivals are generated once, at unit rate, and scaled to
+  // each class's rate. A class with more arrivals than kMaxStoredArrivals draws them itself (the
+  // same draws), so the stored streams stay small.
+  ClassResult Simulate(double slo_ms, const Triplet& t, double lambda) {
+    if (streams_.empty()) {
+      for (int k = 0; k < options_.verify_seeds; ++k) {
+        streams_.emplace_back(1 + static_cast<uint64_t>(k));
+      }
+    }
+    ClassResult r;
     ServingSimOptions sim;
     sim.duration_s = options_.verify_seconds;
-    ClassResult r;
-    for (int k = 0; k < options_.verify_seeds; ++k) {
-      std::mt19937_64 rng(1 + static_cast<uint64_t>(k));
-      std::vector<double> lat = ServeSegment(t, GenerateArrivals(lambda, sim, &rng));
+    for (size_t k = 0; k < streams_.size(); ++k) {
+      std::mt19937_64 rng(1 + k);
+      std::vector<double> lat = ServeSegment(t, lambda * sim.duration_s <= kMaxStoredArrivals
+                                                    ? streams_[k].At(lambda, sim.duration_s)
+                                                    : GenerateArrivals(lambda, sim, &rng));
       for (double l : lat) r.met += l <= slo_ms ? 1 : 0;
       r.requests += static_cast<int64_t>(lat.size());
       r.p99_ms = std::max(r.p99_ms, Percentile(lat, 0.99));
@@ -57,6 +69,7 @@ class ClassCache {
 
   const ShareOptions& options_;
   std::map<ClassKey, ClassResult> cache_;
+  std::vector<UnitPoissonArrivals> streams_;
 };
 
 // A segment's triplet with the share of requests routed to it.
@@ -138,21 +151,6 @@ double Step(double p99, double target) {
   return std::clamp(1 + 0.1 * (ratio - 1), 1.02, 1.10);
 }
 
-// The judge on the whole plan: the serving simulation (serving_sim.h) of every service and
-// segment together, Poisson arrivals for `verify_seconds` and seeds 1..verify_seeds. Its verdict
-// replaces the per-class one in plan->slo (headroom, budgets and loads are kept).
-StatusOr<bool> JudgeWholePlan(const ShareProblem& problem, const ShareOptions& options,
-                              SharePlan* plan) {
-  ServingSimOptions sim;
-  sim.duration_s = options.verify_seconds;
-  sim.seed = 1;
-  sim.seeds = options.verify_seeds;
-  HX_ASSIGN_OR_RETURN(const ServingSimResult result, SimulateServing(problem, *plan, sim));
-  RecordSimulation(result, sim, &plan->slo);
-  plan->slo.how = "judge: the whole plan in the serving simulation (" + plan->slo.how + ")";
-  return result.verified;
-}
-
 // Gives each service that misses in plan.slo more headroom or a tighter latency budget; false when
 // nothing more can be tried.
 bool RaiseMissing(const ShareProblem& problem, const ShareOptions& options, const SharePlan& plan,
@@ -184,6 +182,18 @@ void CheckSlosByClass(const ShareProblem& problem, const ShareOptions& options, 
   Check(problem, options, &cache, plan);
 }
 
+StatusOr<bool> JudgePlan(const ShareProblem& problem, const ShareOptions& options, SharePlan* plan,
+                         ServingSimCache* cache) {
+  ServingSimOptions sim;
+  sim.duration_s = options.verify_seconds;
+  sim.seed = 1;
+  sim.seeds = options.verify_seeds;
+  HX_ASSIGN_OR_RETURN(const ServingSimResult result, SimulateServing(problem, *plan, sim, cache));
+  RecordSimulation(result, sim, &plan->slo);
+  plan->slo.how = "judge: the whole plan in the serving simulation (" + plan->slo.how + ")";
+  return result.verified;
+}
+
 namespace {
 
 // Plans `problem` with each service's rate x its headroom and SLO x its budget.
@@ -206,7 +216,8 @@ StatusOr<SharePlan> PlanSized(const ShareProblem& problem, const PlanFn& plan_fn
 // has it lowered back, one at a time; a plan on fewer GPUs is kept when the check and the judge
 // pass it.
 StatusOr<SharePlan> TrimHeadroom(const ShareProblem& problem, const ShareOptions& options,
-                                 const PlanFn& plan_fn, ClassCache* cache, SharePlan best) {
+                                 const PlanFn& plan_fn, ClassCache* cache, ServingSimCache* judged,
+                                 SharePlan best) {
   for (size_t i = 0; i < problem.services.size(); ++i) {
     std::vector<double> headroom = best.slo.headroom;
     if (headroom[i] <= 1) continue;
@@ -218,8 +229,8 @@ StatusOr<SharePlan> TrimHeadroom(const ShareProblem& problem, const ShareOptions
     plan.slo.headroom = headroom;
     plan.slo.budget = best.slo.budget;
     plan.slo.repair_rounds = best.slo.repair_rounds;
-    HX_ASSIGN_OR_RETURN(const bool judged, JudgeWholePlan(problem, options, &plan));
-    if (judged) best = std::move(plan);
+    HX_ASSIGN_OR_RETURN(const bool passed, JudgePlan(problem, options, &plan, judged));
+    if (passed) best = std::move(plan);
   }
   return best;
 }
@@ -232,6 +243,7 @@ StatusOr<SharePlan> PlanMeetingSlos(const ShareProblem& problem, const ShareOpti
   const size_t n = problem.services.size();
   std::vector<double> headroom(n, 1.0), budget(n, 1.0);
   ClassCache cache(options);
+  ServingSimCache judged;  // the judge's per-service results, across rounds and the trim
   for (int round = 0;; ++round) {
     HX_ASSIGN_OR_RETURN(SharePlan plan, PlanSized(problem, plan_fn, headroom, budget));
     Check(problem, options, &cache, &plan);
@@ -242,12 +254,12 @@ StatusOr<SharePlan> PlanMeetingSlos(const ShareProblem& problem, const ShareOpti
     const bool screened = plan.slo.verified;
     const bool last = round == kMaxRepairRounds;
     if (screened || last) {
-      HX_ASSIGN_OR_RETURN(const bool judged, JudgeWholePlan(problem, options, &plan));
-      if (judged) return TrimHeadroom(problem, options, plan_fn, &cache, std::move(plan));
+      HX_ASSIGN_OR_RETURN(const bool passed, JudgePlan(problem, options, &plan, &judged));
+      if (passed) return TrimHeadroom(problem, options, plan_fn, &cache, &judged, std::move(plan));
       if (last) return plan;
     }
     if (!RaiseMissing(problem, options, plan, &headroom, &budget)) {
-      if (!screened) HX_RETURN_IF_ERROR(JudgeWholePlan(problem, options, &plan).status());
+      if (!screened) HX_RETURN_IF_ERROR(JudgePlan(problem, options, &plan, &judged).status());
       return plan;  // nothing more to try
     }
   }

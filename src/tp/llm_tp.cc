@@ -27,14 +27,15 @@ std::string Bytes(double b) {
 // ---- Compute (roofline per kernel).
 double KernelTime(double flops, double bytes, const TpGpu& gpu, const TimeParams& tp,
                   cost::OpClass c) {
+  bool fused = tp.engine == TpEngine::kFused;
   if (tp.calibrated && gpu.calibration != nullptr) {
     cost::DevicePeak peak{gpu.peak_flops, gpu.memory_bandwidth};
     return cost::ClassKernelSeconds(gpu.calibration->Fit(c), peak, flops, bytes) +
-           gpu.calibration->kernel_launch_s;
+           (fused ? kFusedKernelGapS : gpu.calibration->kernel_launch_s);
   }
   double t = std::max(flops / (gpu.peak_flops * tp.gemm_efficiency),
                       bytes / (gpu.memory_bandwidth * tp.memory_efficiency));
-  return t + tp.kernel_overhead_s + gpu.launch_overhead_s;
+  return t + tp.kernel_overhead_s + (fused ? kFusedKernelGapS : gpu.launch_overhead_s);
 }
 
 // ---- Collectives on the cost layer's fits (calibrated preset): NCCL all-reduce lines fitted
@@ -54,13 +55,14 @@ const cost::CollectiveCalibration* CalibratedAllReduce(const TpNode& node, const
 }
 
 // `passes` passes of (gpus - 1) ring steps over `bytes` (all-reduce 2; reduce-scatter 1) on the
-// fastest fitted line, plus the call's launch.
+// fastest fitted line, plus the call's launch (eager) or the kernel gap (fused: enqueued ahead).
 double CalibratedRingSeconds(const cost::CollectiveCalibration& c, const TpNode& node, double bytes,
-                             int passes) {
+                             int passes, TpEngine engine) {
   double n = static_cast<double>(c.gpus), best = kInf;
   for (const cost::CollectiveLine& l : c.lines)
     best = std::min(best, passes * (n - 1) * (l.alpha_s + bytes / n / l.bus_bytes_per_s));
-  return best + node.gpus.front().calibration->kernel_launch_s;
+  return best + (engine == TpEngine::kFused ? kFusedKernelGapS
+                                            : node.gpus.front().calibration->kernel_launch_s);
 }
 
 // One decoder layer's linear + elementwise kernels on a GPU holding share `w` of the work;
@@ -89,6 +91,10 @@ double AttentionTime(const TpGpu& gpu, double w, double batch, double q, double 
   double h = static_cast<double>(s.AttentionWidth()), hkv = static_cast<double>(s.KvWidth());
   double heads = static_cast<double>(s.heads);
   double scores = batch * heads * q * kv;
+  if (tp.engine == TpEngine::kFused)  // one kernel; the scores stay on chip
+    return KernelTime(4.0 * batch * q * kv * h * w,
+                      (2.0 * batch * q * h + 2.0 * batch * kv * hkv) * b * w, gpu, tp,
+                      cost::OpClass::kAttention);
   double qk =
       KernelTime(2.0 * batch * q * kv * h * w, (batch * q * h + batch * kv * hkv + scores) * b * w,
                  gpu, tp, cost::OpClass::kGemm);
@@ -192,7 +198,8 @@ double ReduceScatterTime(const TpSystem& sys, const Layout2D& L, double act_byte
         if (const cost::CollectiveCalibration* c = CalibratedAllReduce(nd, tp)) {
           // The fit is per ring of equal chunks: scale the bytes to the largest share's.
           double equal = (g - 1.0) / g;
-          intra = std::max(intra, CalibratedRingSeconds(*c, nd, partial * max_share / equal, 1));
+          intra = std::max(
+              intra, CalibratedRingSeconds(*c, nd, partial * max_share / equal, 1, tp.engine));
         } else {
           any_intra = true;  // the collective's base latency, added once below
           intra = std::max(
@@ -535,6 +542,14 @@ Status LlmWorkload::Validate() const {
   return Status::Ok();
 }
 
+StatusOr<TpEngine> ParseTpEngine(const std::string& name) {
+  if (name == "eager") return TpEngine::kEager;
+  if (name == "fused") return TpEngine::kFused;
+  return InvalidArgument("--engine '" + name + "' is unknown; expected eager or fused");
+}
+
+const char* TpEngineName(TpEngine engine) { return engine == TpEngine::kFused ? "fused" : "eager"; }
+
 Status TimeParams::Validate() const {
   if (collective_base_s < 0 || intra_step_s < 0 || inter_step_s < 0 || kernel_overhead_s < 0)
     return InvalidArgument("time model latencies must be >= 0");
@@ -651,7 +666,8 @@ Layout MegatronLayout(const TpSystem& sys, const LlmShape& shape, const TimePara
   const cost::CollectiveCalibration* fit = n == 1 ? CalibratedAllReduce(sys.nodes[0], tp) : nullptr;
   const TpNode* node0 = &sys.nodes[0];
   L.comm_time = [links, act, tp, fit, node0](double tokens) {
-    if (fit != nullptr) return 2.0 * CalibratedRingSeconds(*fit, *node0, tokens * act, 2);
+    if (fit != nullptr)
+      return 2.0 * CalibratedRingSeconds(*fit, *node0, tokens * act, 2, tp.engine);
     return 2.0 * MegatronAllReduceTime(links, tokens * act, tp, nullptr);
   };
   // Two all-reduces per layer, each a reduce-scatter plus an all-gather of (G-1)/G.

@@ -6,8 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <map>
 
+#include "hexplan/cost/calibration_data.h"
 #include "hexplan/cost/fit_collective.h"
 #include "testing/test_paths.h"
 
@@ -35,7 +37,11 @@ const std::map<std::pair<std::string, OpClass>, double>& Bounds() {
       {{"V100-SXM2-32GB", OpClass::kElementwise}, 0.20},
       {{"V100-SXM2-32GB", OpClass::kNormalization}, 0.20},
       {{"V100-SXM2-32GB", OpClass::kRecurrent}, 0.20},
-      {{"V100-SXM2-32GB", OpClass::kOther}, 0.20},
+      {{"V100-SXM2-32GB", OpClass::kOther}, 0.30},  // two embeddings fitted, two held out
+      {{"V100-SXM2-32GB", OpClass::kGroupedConvolution}, 0.20},
+      {{"V100-SXM2-32GB", OpClass::kImageConvolution}, 0.20},
+      {{"V100-SXM2-32GB", OpClass::kPooling}, 0.20},
+      {{"V100-SXM2-32GB", OpClass::kDropout}, 0.20},
   };
   return bounds;
 }
@@ -74,30 +80,72 @@ TEST_P(ShippedCalibrationTest, FittedClassesReproduceTheirErrors) {
 INSTANTIATE_TEST_SUITE_P(Models, ShippedCalibrationTest,
                          ::testing::Values("A100-SXM4-80GB", "H100-SXM5-80GB", "V100-SXM2-32GB"));
 
-// Issue 21: PipeDream's per-layer times within 15% median per model under the assumed V100.
-// The models listed with a larger bound do not reach it (docs/cost-model.md "Fits").
+// Issue 21: PipeDream's per-layer times within 15% median per model under the assumed V100, on
+// all layers and on the held-out shapes alone. The models listed with a larger bound do not reach
+// it (docs/cost-model.md "Fits").
 TEST(ShippedCalibrationTest, PipeDreamMedianPerModel) {
-  // Fitted on half of the shapes (the other half held out), these models are over 15%.
-  const std::map<std::string, double> known_gaps = {{"PipeDream alexnet", 0.19},
-                                                    {"PipeDream gnmt_large", 0.18},
-                                                    {"PipeDream resnet18", 0.20},
-                                                    {"PipeDream resnext50", 0.17},
-                                                    {"PipeDream squeezenet1_0", 0.22}};
+  const std::map<std::string, double> known_gaps = {{"PipeDream alexnet", 0.17},
+                                                    {"PipeDream squeezenet1_0", 0.16}};
+  const std::map<std::string, double> known_held_out_gaps = {
+      {"PipeDream alexnet", 0.22}, {"PipeDream gnmt", 0.43}, {"PipeDream gnmt_large", 0.21}};
   const DeviceCalibration& v100 = BuiltinCalibrations().at("V100-SXM2-32GB");
   auto peak = CalibrationPeak("V100-SXM2-32GB");
   auto samples = ReadCalibrationSamples(testing::SharedDataDir(), "V100-SXM2-32GB");
   ASSERT_TRUE(samples.ok() && peak.ok());
-  std::map<std::string, std::vector<double>> errors;
-  for (const OpSample& s : *samples) {
-    const ClassFit& fit = v100.Fit(s.op_class);
-    ASSERT_GT(fit.samples, 0) << OpClassName(s.op_class) << " is not fitted";
-    errors[s.group].push_back(std::abs(MeasuredSeconds(fit, *peak, s) / s.seconds - 1.0));
+  std::map<OpClass, std::vector<OpSample>> by_class;
+  for (const OpSample& s : *samples) by_class[s.op_class].push_back(s);
+  std::map<std::string, std::vector<double>> errors, held_out_errors;
+  for (const auto& [op_class, of_class] : by_class) {
+    const ClassFit& fit = v100.Fit(op_class);
+    ASSERT_GT(fit.samples, 0) << OpClassName(op_class) << " is not fitted";
+    std::vector<OpSample> fitted, held_out;
+    SplitByRooflineTime(of_class, *peak, fitted, held_out);
+    for (const OpSample& s : of_class)
+      errors[s.group].push_back(std::abs(MeasuredSeconds(fit, *peak, s) / s.seconds - 1.0));
+    for (const OpSample& s : held_out)
+      held_out_errors[s.group].push_back(
+          std::abs(MeasuredSeconds(fit, *peak, s) / s.seconds - 1.0));
   }
   EXPECT_EQ(errors.size(), 14u);
-  for (const auto& [model, e] : errors) {
-    auto gap = known_gaps.find(model);
-    EXPECT_LE(SummariseErrors(e).median, gap == known_gaps.end() ? 0.15 : gap->second) << model;
+  auto bound = [](const std::map<std::string, double>& gaps, const std::string& model) {
+    auto gap = gaps.find(model);
+    return gap == gaps.end() ? 0.15 : gap->second;
+  };
+  for (const auto& [model, e] : errors)
+    EXPECT_LE(SummariseErrors(e).median, bound(known_gaps, model)) << model;
+  for (const auto& [model, e] : held_out_errors)
+    EXPECT_LE(SummariseErrors(e).median, bound(known_held_out_gaps, model)) << model << " held out";
+}
+
+// An untimed residual Add is counted in the next layer the forward pass reaches (its bytes join
+// that layer's), only where asked (the image-classification profiler).
+TEST(PipeDreamLayersTest, UntimedAddFoldsIntoItsNextLayer) {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "hx_pipedream_fold_graph.txt").string();
+  {
+    std::ofstream out(path);
+    out << "node1 -- Conv2d(8, 8, kernel_size=(1, 1), stride=(1, 1), bias=False) -- "
+           "forward_compute_time=1.000, activation_size=400.0, parameter_size=256.0\n"
+           "node2 -- Add(inplace) -- forward_compute_time=0.000, activation_size=400.0, "
+           "parameter_size=0.0\n"
+           "node3 -- ReLU(inplace) -- forward_compute_time=0.500, activation_size=400.0, "
+           "parameter_size=0.0\n"
+           "node4 -- Dropout(p=0.5) -- forward_compute_time=0.200, activation_size=400.0, "
+           "parameter_size=0.0\n"
+           "\tnode1 -- node2\n\tnode1 -- node2\n\tnode2 -- node3\n\tnode2 -- node4\n";
   }
+  auto plain = ReadPipeDreamLayers(path, "m", "h");
+  auto folded = ReadPipeDreamLayers(path, "m", "h", true);
+  std::filesystem::remove(path);
+  ASSERT_TRUE(plain.ok() && folded.ok());
+  ASSERT_EQ(plain->size(), 3u);  // the Add timed 0 is no sample
+  ASSERT_EQ(folded->size(), 3u);
+  EXPECT_EQ((*plain)[1].op_class, OpClass::kElementwise);
+  EXPECT_EQ((*plain)[2].op_class, OpClass::kDropout);
+  EXPECT_DOUBLE_EQ((*plain)[1].bytes, 800.0);  // the ReLU: its input and output
+  // + the Add's two inputs (800) and its output (400); node3 runs before node4.
+  EXPECT_DOUBLE_EQ((*folded)[1].bytes, 800.0 + 1200.0);
+  EXPECT_DOUBLE_EQ((*folded)[2].bytes, 800.0);
 }
 
 // The NCCL all-reduce lines in the A100 and H100 files reproduce vidur's times within 10%

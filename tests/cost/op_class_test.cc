@@ -33,8 +33,13 @@ TEST(OpClassTest, OnnxZooAndPipeDreamTypes) {
   EXPECT_EQ(ClassifyOpType("Gelu"), OpClass::kElementwise);
   EXPECT_EQ(ClassifyOpType("LSTM"), OpClass::kRecurrent);
   EXPECT_EQ(ClassifyOpType("GRU"), OpClass::kRecurrent);
-  EXPECT_EQ(ClassifyOpType("MaxPool2d"), OpClass::kOther);
-  EXPECT_EQ(ClassifyOpType("MaxPool"), OpClass::kOther);
+  EXPECT_EQ(ClassifyOpType("MaxPool2d"), OpClass::kPooling);
+  EXPECT_EQ(ClassifyOpType("MaxPool"), OpClass::kPooling);
+  EXPECT_EQ(ClassifyOpType("GlobalAveragePool"), OpClass::kPooling);
+  EXPECT_EQ(ClassifyOpType("AdaptiveAvgPool2d"), OpClass::kPooling);
+  EXPECT_EQ(ClassifyOpType("Dropout"), OpClass::kDropout);
+  EXPECT_EQ(ParentOpClass(OpClass::kPooling), OpClass::kOther);
+  EXPECT_EQ(ParentOpClass(OpClass::kDropout), OpClass::kElementwise);
   EXPECT_EQ(ClassifyOpType("Gather"), OpClass::kOther);
   EXPECT_EQ(ClassifyOpType("NoSuchOp"), OpClass::kOther);
   EXPECT_EQ(ClassifyOpType(""), OpClass::kOther);
@@ -59,6 +64,37 @@ TEST(OpClassTest, ThreeByThreeStrideOneConvIsWinograd) {
   EXPECT_EQ(ClassifyOp(g, conv("c3", w3, 1)), OpClass::kWinogradConvolution);  // from the weight
   EXPECT_EQ(ClassifyOp(g, conv("c3s2", w3, 2)), OpClass::kConvolution);
   EXPECT_EQ(ClassifyOp(g, conv("c1", w1, 1)), OpClass::kConvolution);
+}
+
+TEST(OpClassTest, ConvolutionClassesByShape) {
+  // (kernel h, w, stride h, w, dilation, groups, input channels per group)
+  EXPECT_EQ(ConvolutionClass(3, 3, 1, 1, 1, 1, 64), OpClass::kWinogradConvolution);
+  EXPECT_EQ(ConvolutionClass(3, 3, 1, 1, 1, 1, 3), OpClass::kWinogradConvolution);  // VGG's first
+  EXPECT_EQ(ConvolutionClass(7, 7, 2, 2, 1, 1, 3), OpClass::kImageConvolution);     // ResNet's
+  EXPECT_EQ(ConvolutionClass(11, 11, 4, 4, 1, 1, 3), OpClass::kImageConvolution);   // AlexNet's
+  EXPECT_EQ(ConvolutionClass(1, 1, 1, 1, 1, 1, 5), OpClass::kConvolution);
+  EXPECT_EQ(ConvolutionClass(3, 3, 1, 1, 1, 32, 4), OpClass::kGroupedConvolution);  // ResNeXt
+  EXPECT_EQ(ConvolutionClass(3, 3, 2, 2, 1, 32, 8), OpClass::kGroupedConvolution);
+  EXPECT_EQ(ConvolutionClass(5, 5, 1, 1, 1, 96, 1), OpClass::kConvolution);  // depthwise
+  EXPECT_EQ(ParentOpClass(OpClass::kGroupedConvolution), OpClass::kConvolution);
+  EXPECT_EQ(ParentOpClass(OpClass::kImageConvolution), OpClass::kConvolution);
+
+  graph::Graph g("convs");
+  NodeId x = g.AddInput("x", DType::kF32, {1, 3, 224, 224});
+  NodeId y = g.AddInput("y", DType::kF32, {1, 128, 56, 56});
+  NodeId w_rgb = g.AddWeight("w_rgb", DType::kF32, {64, 3, 7, 7});
+  NodeId w_grp = g.AddWeight("w_grp", DType::kF32, {128, 4, 3, 3});
+  NodeId w_dw = g.AddWeight("w_dw", DType::kF32, {128, 1, 3, 3});
+  auto conv = [&](const char* name, NodeId in, NodeId w, int64_t stride, int64_t group) {
+    graph::Attributes a;
+    a.Set("strides", std::vector<int64_t>{stride, stride});
+    a.Set("group", group);
+    return g.AddOpWithOutputs("Conv", name, {g.node(in).outputs[0], g.node(w).outputs[0]},
+                              {{std::string(name) + "_y", DType::kF32, {1, 64, 56, 56}}}, a);
+  };
+  EXPECT_EQ(ClassifyOp(g, conv("rgb", x, w_rgb, 2, 1)), OpClass::kImageConvolution);
+  EXPECT_EQ(ClassifyOp(g, conv("grp", y, w_grp, 1, 32)), OpClass::kGroupedConvolution);
+  EXPECT_EQ(ClassifyOp(g, conv("dw", y, w_dw, 1, 128)), OpClass::kConvolution);
 }
 
 TEST(OpClassTest, LayerNormOverLongRowsReadsItsInputThreeTimes) {

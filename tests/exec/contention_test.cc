@@ -124,24 +124,56 @@ TEST(CpuContentionProfileTest, ProfileMeasuresOpsAloneAndOnAllGroupsAtOnce) {
               std::max(0.0, cal.concurrent_kernel_sum_s / cal.kernel_sum_s - 1.0), 1e-12);
   // The exchange and subgraph calibrations: in the profile as the calibration says (the receive
   // cost only when positive), and a hop at least the threads' own work on it.
-  const auto send = profile->SendCost("cpu:0", model, "cpu:1", model);
-  ASSERT_TRUE(send.has_value());
-  EXPECT_GT(*send, 0.0);
-  EXPECT_DOUBLE_EQ(*send, cal.send_s);
+  // (The send cost is a difference of two short timings: on a loaded machine it can come out at
+  // 0, and then it is not written.)
+  EXPECT_GE(cal.send_s, 0.0);
+  EXPECT_EQ(profile->SendCost("cpu:0", model, "cpu:1", model).value_or(0.0), cal.send_s);
   EXPECT_GE(cal.recv_s, 0.0);
   EXPECT_EQ(profile->RecvCost("cpu:0", model, "cpu:1", model).value_or(0.0), cal.recv_s);
   EXPECT_EQ(profile->SubgraphCost("cpu:0", model).value_or(0.0), cal.subgraph_s);
   EXPECT_GE(cal.subgraph_s, 0.0);
   for (const auto& [node, pairs] : profile->transfer_times())
     for (const auto& [pair, seconds] : pairs) EXPECT_GE(seconds, cal.send_s + cal.recv_s) << node;
-  // Without the contention pass the profile has no term, and the simulator none either.
+  // Without either contention measurement the profile has no term, and the simulator none either.
   options.contention = false;
+  options.concurrent_runs = false;
   auto plain = ProfileGraph(g, cluster, weights, inputs, **backend, options);
   ASSERT_TRUE(plain.ok()) << plain.status().ToString();
   EXPECT_TRUE(plain->cpu_contention().empty());
   EXPECT_FALSE(plain->node_times().empty());
   options.budget_s = -1.0;
   EXPECT_FALSE(ProfileGraph(g, cluster, weights, inputs, **backend, options).ok());
+}
+
+TEST(CpuContentionProfileTest, DefaultTermIsTheSideBySideSlowdown) {
+  // By default the term comes from the graph run twice side by side in one executor: one copy per
+  // core group against both copies on one (per copy: half of that run).
+  graph::Graph g = Fork(1 << 12);
+  hw::Cluster cluster = CpuCluster(2);
+  auto backend = CpuBackend::Create(cluster);
+  ASSERT_TRUE(backend.ok());
+  std::vector<HostTensor> weights(g.num_nodes());
+  std::map<std::string, HostTensor> inputs;
+  inputs.emplace("x", HostTensor(graph::DType::kF32, {1 << 12}));
+  ProfileOptions options;
+  options.budget_s = 0.2;
+  ProfileCalibration cal;
+  auto profile = ProfileGraph(g, cluster, weights, inputs, **backend, options, &cal);
+  ASSERT_TRUE(profile.ok()) << profile.status().ToString();
+  const std::string model = cluster.device(DeviceId(0)).spec.model;
+  ASSERT_TRUE(profile->CpuContention("cpu:1", model).has_value());
+  EXPECT_DOUBLE_EQ(*profile->CpuContention("cpu:1", model), cal.contention_gamma);
+  ASSERT_GT(cal.alone_run_s, 0.0);
+  EXPECT_GT(cal.together_run_s, 0.0);
+  EXPECT_GE(cal.contention_gamma, 0.0);  // the median over pairs of runs of together / alone - 1
+  EXPECT_DOUBLE_EQ(cal.concurrent_kernel_sum_s, 0.0);  // the op sweep did not run
+  // One core group: nothing runs beside it, no term.
+  hw::Cluster one = CpuCluster(1);
+  auto single_backend = CpuBackend::Create(one);
+  ASSERT_TRUE(single_backend.ok());
+  auto alone = ProfileGraph(g, one, weights, inputs, **single_backend, options);
+  ASSERT_TRUE(alone.ok()) << alone.status().ToString();
+  EXPECT_TRUE(alone->cpu_contention().empty());
 }
 
 }  // namespace

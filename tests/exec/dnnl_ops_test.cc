@@ -248,3 +248,91 @@ TEST(DnnlOpsTest, Fp32ErfMatchesStdErf) {
 
 }  // namespace
 }  // namespace hx::exec
+
+namespace hx::exec {
+namespace {
+
+// A Conv applies the Relu/Clip that alone reads its output (a oneDNN post-op; the activation then
+// runs in place and does nothing), but not one that shares the output with another reader; the
+// Flatten and Unsqueeze views take their input's buffer. Both runs (the first learns Clip's bounds,
+// the second runs fused) match the reference.
+TEST(DnnlOpsTest, ConvActivationFusionAndViewsMatchNaiveReference) {
+  Built b;
+  TensorId x = b.g.node(b.g.AddInput("x", DType::kF32, {1, 8, 6, 6})).outputs[0];
+  auto pads1 = Attrs({{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+  TensorId c1 =
+      b.Add("Conv", "c1", {x, b.Weight("c1.weight", {16, 8, 3, 3})}, {1, 16, 6, 6}, pads1);
+  TensorId r1 = b.Add("Relu", "r1", {c1}, {1, 16, 6, 6});
+  TensorId c2 = b.Add("Conv", "c2", {r1, b.Weight("c2.weight", {16, 16, 1, 1})}, {1, 16, 6, 6});
+  TensorId k2 = b.Add("Clip", "k2", {c2}, {1, 16, 6, 6}, Attrs({{"min", 0.0}, {"max", 0.1}}));
+  TensorId c3 = b.Add("Conv", "c3", {k2, b.Weight("c3.weight", {16, 16, 1, 1})}, {1, 16, 6, 6});
+  b.g.AddOutput(c3);  // a second reader of c3: its Relu is not fused
+  TensorId r3 = b.Add("Relu", "r3", {c3}, {1, 16, 6, 6});
+  TensorId flat = b.Add("Flatten", "flat", {r3}, {1, 576});
+  b.g.AddOutput(b.Add("Unsqueeze", "unsqueeze", {flat}, {1, 1, 576},
+                      Attrs({{"axes", std::vector<int64_t>{0}}})));
+  DnnlOps probe;
+  probe.Prepare(b.g);
+  auto node = [&](const char* name) -> const graph::Node& { return b.g.node(*b.g.FindNode(name)); };
+  EXPECT_TRUE(probe.RunsInPlace(node("r1")));
+  EXPECT_TRUE(probe.RunsInPlace(node("k2")));
+  EXPECT_FALSE(probe.RunsInPlace(node("r3")));
+  EXPECT_EQ(ExpectMatchesReference(b.g), 6);
+}
+
+// A team of two runs an LSTM of batch 4 as two parts of batch 2, one per thread (lstm.cc), with
+// initial states: every run (alone and split, as the team choice alternates) matches the
+// reference in Y, Y_h and Y_c.
+TEST(DnnlOpsTest, LstmBatchSplitAcrossTheTeamMatchesNaiveReference) {
+  constexpr int64_t S = 5, B = 4, I = 6, H = 8;
+  Built b;
+  auto input = [&](const char* name, Shape s) {
+    return b.g.node(b.g.AddInput(name, DType::kF32, std::move(s))).outputs[0];
+  };
+  TensorId x = input("x", {S, B, I}), h0 = input("h0", {1, B, H}), c0 = input("c0", {1, B, H});
+  const NodeId lstm =
+      b.g.AddOpWithOutputs("LSTM", "lstm",
+                           {x, b.Weight("w", {1, 4 * H, I}), b.Weight("r", {1, 4 * H, H}),
+                            b.Weight("b", {1, 8 * H}), TensorId(), h0, c0},
+                           {{"y", DType::kF32, {S, 1, B, H}},
+                            {"yh", DType::kF32, {1, B, H}},
+                            {"yc", DType::kF32, {1, B, H}}},
+                           Attrs({{"hidden_size", H}}));
+  for (TensorId t : b.g.node(lstm).outputs) b.g.AddOutput(t);
+  auto weights = MaterializeWeights(b.g, 5);
+  ASSERT_TRUE(weights.ok());
+  auto inputs = RandomInputs(b.g, 6);
+  auto ref = RunReference(b.g, *weights, inputs);
+  ASSERT_TRUE(ref.ok()) << ref.status().ToString();
+  const graph::Node& op = b.g.node(lstm);
+  std::vector<TensorRef> in;
+  for (TensorId t : op.inputs) {
+    if (!t.valid()) {
+      in.push_back(TensorRef{});
+      continue;
+    }
+    const graph::Tensor& tensor = b.g.tensor(t);
+    const graph::Node& producer = b.g.node(tensor.producer);
+    HostTensor& h = producer.kind == graph::NodeKind::kWeight ? (*weights)[tensor.producer.value()]
+                                                              : inputs.at(tensor.name);
+    in.push_back(TensorRef{DType::kF32, &tensor.shape, h.bytes.data()});
+  }
+  std::vector<HostTensor> got;
+  std::vector<TensorRef> out;
+  for (TensorId t : op.outputs) got.emplace_back(DType::kF32, b.g.tensor(t).shape);
+  for (size_t i = 0; i < got.size(); ++i)
+    out.push_back(TensorRef{DType::kF32, &b.g.tensor(op.outputs[i]).shape, got[i].bytes.data()});
+  DnnlOps ops;
+  ops.Prepare(b.g);
+  const DnnlOps::ScopedTeamSize team(2);
+  for (int run = 0; run < 4; ++run) {
+    auto ran = ops.Run(op, in, out);
+    ASSERT_TRUE(ran.ok()) << ran.status().ToString();
+    ASSERT_TRUE(*ran);
+    for (size_t i = 0; i < got.size(); ++i)
+      EXPECT_LT(MaxRelativeError(got[i], (*ref)[i]), 1e-4) << "run " << run << " output " << i;
+  }
+}
+
+}  // namespace
+}  // namespace hx::exec

@@ -226,6 +226,29 @@ TEST(MilpTest, MipStartWithShortLimitsDoesNotCrash) {
   EXPECT_TRUE(r->preprocessed);
 }
 
+// Limits that hold whatever the machine's load: CBC stops at its first solution (a feasible point
+// the test can write as a solution file) or after one node, with a valid answer and no optimality
+// claimed unless proven.
+TEST(MilpTest, SolutionAndNodeLimitsStopCbcWithAFeasiblePoint) {
+  std::vector<double> start;
+  const Model m = SchedulingModel(10, 2, 4, &start);
+  for (int limit : {0, 1}) {
+    SolveOptions opt;
+    opt.time_limit_s = 300;  // a guard only
+    opt.max_solutions = limit == 0 ? 1 : 0;
+    opt.max_nodes = limit;
+    if (limit == 1) opt.mip_start = start;  // one node need not find a point of its own
+    auto r = SolveWithCbc(m, opt);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    ASSERT_TRUE(r->has_solution()) << "limit " << limit;
+    EXPECT_TRUE(m.Violations(r->values, 1e-5).empty());
+    EXPECT_LE(r->bound, r->objective + 1e-6);
+  }
+  SolveOptions bad;
+  bad.max_nodes = -1;
+  EXPECT_FALSE(SolveWithCbc(m, bad).ok());
+}
+
 TEST(MilpTest, ViolationsNameTheConstraintGroup) {
   Model m;
   Var x = m.AddContinuous(0, 10, "x");

@@ -13,9 +13,15 @@ plan on it with `hexplan place`, and compares the ranks' run with the one-proces
               collectives; its output within 1e-5 relative of the one-process forward and of
               the same plan run on threads in one process
   profile-network  `mpirun -np 2 hexplan profile --network`: point-to-point, all-reduce,
-              all-gather and reduce-scatter samples from 4 KiB up (the collectives' values
-              checked by hexplan) and the alpha-beta fits (cost/fit_collective.h) written on
-              rank 0, beside the op profile
+              all-gather and reduce-scatter samples from 4 KiB up by 2x (the collectives' values
+              checked by hexplan) and the size-regime fits (cost/fit_collective.h) with their
+              errors on the fitted and the held-out sizes, written on rank 0, beside the op
+              profile
+  uneven-links  ranks 1 and 2 in network namespaces, each on a veth pair to a bridge (rank 0's
+              side) shaped by tbf (1 Gbit/s and 5 Gbit/s), the cluster file with those links
+              through a switch: a three-stage pipeline plan bit-equal to one process, and both
+              pairs carried their messages (the interfaces' byte counters).
+              Exits 77 like shaped-links
   shaped-links  rank 1 in a network namespace joined to rank 0 by a veth pair that tc's tbf
               shapes to 1 Gbit/s, MPI over TCP on it: a pipeline plan's output bit-equal to one
               process, and `profile --network` sees the shaped rate (large messages well under
@@ -106,9 +112,9 @@ class Runner:
             f.write(cluster_yaml(nodes, ethernet))
         return path
 
-    def place(self, cluster, algo):
+    def place(self, cluster, algo, model=MODEL):
         plan = self.path("%s-%s.json" % (os.path.basename(cluster), algo))
-        self.hx("place", *MODEL, "--cluster", cluster, "--algo", algo, "-o", plan)
+        self.hx("place", *model, "--cluster", cluster, "--algo", algo, "-o", plan)
         with open(plan) as f:
             return plan, json.load(f)
 
@@ -118,13 +124,13 @@ def crossing_activations(plan):
                if t["kind"] == "activation" and t["src"] != t["dst"])
 
 
-def check_bit_equal(run, ranks, cluster, algo):
-    plan, parsed = run.place(cluster, algo)
+def check_bit_equal(run, ranks, cluster, algo, model=MODEL):
+    plan, parsed = run.place(cluster, algo, model)
     if crossing_activations(parsed) == 0:
         sys.exit("FAIL: the %s plan sends nothing between nodes; the test proves nothing" % algo)
     one = run.path("%s-%d-one.npy" % (algo, ranks))
     many = run.path("%s-%d-mpi.npy" % (algo, ranks))
-    common = [*MODEL, "--plan", plan, "--random-input", "--seed", "5"]
+    common = [*model, "--plan", plan, "--random-input", "--seed", "5"]
     run.hx("run", *common, "--warmup", "0", "--output", one)
     # Two runs: the second reuses the executor's state and the same message tags.
     r, seconds = run.mpi(ranks, "run", *common, "--repeat", "2", "--output", many)
@@ -272,14 +278,18 @@ def case_rank_fails(run):
 
 def case_profile_network(run):
     net, prof = run.path("net.json"), run.path("profile.json")
+    # By 2x: the fits take 4, 16 and 64 KiB, 8 and 32 KiB are held out.
     r, seconds = run.mpi(2, "profile", *MODEL, "--network", net, "--network-max-bytes", "65536",
-                         "--repeat", "2", "--budget", "0.1", "-o", prof)
+                         "--network-step", "2", "--repeat", "2", "--budget", "0.1", "-o", prof)
     if r.returncode != 0 or not os.path.exists(net) or not os.path.exists(prof):
         sys.exit("FAIL: profile --network exited %d:\n%s%s" % (r.returncode, r.stdout, r.stderr))
     with open(net) as f:
         fit = json.load(f)
-    sizes = [4096, 16384, 65536]
+    sizes = [4096, 8192, 16384, 32768, 65536]
     ok = (fit["format"] == "hexplan-network" and fit["ranks"] == 2 and len(fit["p2p"]) == 1
+          and all(0 <= f[key] < 10 for f in (fit["p2p"][0], fit["all_reduce"])
+                  for key in ("geomean_rel_error", "held_out_error"))
+          and fit["p2p"][0]["regimes"][0]["latency_s"] == fit["p2p"][0]["latency_s"]
           and fit["p2p"][0]["ranks"] == [0, 1]
           and [s["bytes"] for s in fit["p2p"][0]["samples"]] == sizes
           and [s["bytes"] for s in fit["all_reduce"]["samples"]] == sizes
@@ -303,6 +313,12 @@ def sh(*argv):
     return subprocess.run(argv, capture_output=True, text=True).returncode == 0
 
 
+def tbf(dev, rate, ns=None):
+    cmd = ["tc", "qdisc", "add", "dev", dev, "root", "tbf", "rate", rate, "burst", "256kb",
+           "latency", "1s"]
+    return (["ip", "netns", "exec", ns] if ns else []) + cmd
+
+
 class ShapedLink:
     """Network namespace `ns` holding one end of a veth pair; both ends shaped by tbf."""
 
@@ -321,10 +337,7 @@ class ShapedLink:
                   "dev", self.b],
                  ["ip", "netns", "exec", self.ns, "ip", "link", "set", self.b, "up"],
                  ["ip", "netns", "exec", self.ns, "ip", "link", "set", "lo", "up"],
-                 ["tc", "qdisc", "add", "dev", self.a, "root", "tbf", "rate", self.rate,
-                  "burst", "256kb", "latency", "50ms"],
-                 ["ip", "netns", "exec", self.ns, "tc", "qdisc", "add", "dev", self.b, "root",
-                  "tbf", "rate", self.rate, "burst", "256kb", "latency", "50ms"]]
+                 tbf(self.a, self.rate), tbf(self.b, self.rate, self.ns)]
         return all(sh(*step) for step in steps)
 
     def down(self):
@@ -332,20 +345,31 @@ class ShapedLink:
         sh("ip", "netns", "del", self.ns)
 
 
-def case_shaped_links(run):
+def skip_unless_root_with_ip_and_tc():
     if os.geteuid() != 0 or not all(shutil.which(t) for t in ("ip", "tc")):
         print("skip: needs root, ip and tc")
         sys.exit(SKIPPED)
+
+
+def write_rank_wrapper(run, name, body):
+    """An executable mpirun wrapper script that runs each rank as `body` (sh) says."""
+    wrapper = run.path(name)
+    with open(wrapper, "w") as f:
+        f.write("#!/bin/sh\n" + body)
+    os.chmod(wrapper, 0o755)
+    return wrapper
+
+
+def case_shaped_links(run):
+    skip_unless_root_with_ip_and_tc()
     link = ShapedLink(str(os.getpid() % 100000), "1gbit")
     try:
         if not link.up():
             print("skip: cannot make a network namespace and a shaped veth pair here")
             sys.exit(SKIPPED)
-        wrapper = run.path("rank1-in-namespace.sh")
-        with open(wrapper, "w") as f:
-            f.write('#!/bin/sh\n[ "$OMPI_COMM_WORLD_RANK" = 1 ] && exec ip netns exec %s "$@"\n'
-                    'exec "$@"\n' % link.ns)
-        os.chmod(wrapper, 0o755)
+        wrapper = write_rank_wrapper(
+            run, "rank1-in-namespace.sh",
+            '[ "$OMPI_COMM_WORLD_RANK" = 1 ] && exec ip netns exec %s "$@"\nexec "$@"\n' % link.ns)
         run.env.update({"OMPI_MCA_btl": "self,tcp", "OMPI_MCA_btl_tcp_if_include": link.subnet +
                         ".0/24", "OMPI_MCA_oob_tcp_if_include": link.subnet + ".0/24",
                         # The rank in the namespace reaches mpirun's PMIx server over the link.
@@ -375,12 +399,129 @@ def case_shaped_links(run):
         link.down()
 
 
+class UnevenLinks:
+    """A bridge in this namespace (rank 0's, on the bridge's address) and ranks 1 and 2 each in a
+    network namespace on a veth pair to the bridge, the pairs shaped by tbf both ways: rank 1's
+    to 1 Gbit/s, rank 2's to 5 Gbit/s. One subnet: every rank reaches every other (and
+    mpirun's PMIx server) without routes."""
+
+    RATES = {1: "1gbit", 2: "5gbit"}
+
+    def __init__(self, tag, rates=None):
+        self.tag = tag
+        if rates is not None:
+            self.RATES = rates  # rank -> its pair's rate (bench/mpi_shaped_bench.py)
+        self.bridge = "hxbr%s" % tag
+        self.ns = {0: None, **{j: "hxun%d%s" % (j, tag) for j in self.RATES}}
+        self.subnet = "10.97.%d" % (int(tag) % 250)
+        self.devs = {j: ("hxu%d%s" % (j, tag), "hxv%d%s" % (j, tag)) for j in self.RATES}
+
+    def up(self):
+        steps = [["ip", "link", "add", self.bridge, "type", "bridge"],
+                 ["ip", "addr", "add", self.subnet + ".1/24", "dev", self.bridge],
+                 ["ip", "link", "set", self.bridge, "up"]]
+        for j, rate in sorted(self.RATES.items()):
+            a, b = self.devs[j]
+            at = ["ip", "netns", "exec", self.ns[j]]
+            steps += [["ip", "netns", "add", self.ns[j]], at + ["ip", "link", "set", "lo", "up"],
+                      ["ip", "link", "add", a, "type", "veth", "peer", "name", b],
+                      ["ip", "link", "set", a, "master", self.bridge], ["ip", "link", "set", a, "up"],
+                      ["ip", "link", "set", b, "netns", self.ns[j]],
+                      at + ["ip", "addr", "add", "%s.%d/24" % (self.subnet, j + 1), "dev", b],
+                      at + ["ip", "link", "set", b, "up"], tbf(a, rate), tbf(b, rate, self.ns[j])]
+        return all(sh(*step) for step in steps)
+
+    def down(self):
+        for j in self.RATES:
+            sh("ip", "link", "del", self.devs[j][0])
+            sh("ip", "netns", "del", self.ns[j])
+        sh("ip", "link", "del", self.bridge)
+
+    def bytes_carried(self, j):
+        """Bytes rank j's pair carried, both ways."""
+        base = "/sys/class/net/%s/statistics/" % self.devs[j][0]
+        total = 0
+        for name in ("tx_bytes", "rx_bytes"):
+            with open(base + name) as f:
+                total += int(f.read())
+        return total
+
+
+def uneven_cluster_yaml():
+    """Three one-core nodes through a switch (on n0): n0 on it directly, n1 by 1 Gbit/s, n2 by
+    5 Gbit/s."""
+    lines = ["name: uneven", "nodes:"]
+    for i in range(3):
+        lines += ["  - name: n%d" % i, "    devices:",
+                  '      - {name: "cpu:%d", kind: cpu, model: Xeon E5-2698 v4, cores: 1, '
+                  "memory: 4GB}" % i]
+        if i == 0:
+            lines.append("    switches: [net]")
+    lines.append("links:")
+    for i in range(3):
+        lines.append('  - {kind: memory, a: n%d.host, b: "cpu:%d", bandwidth: 20GB/s, '
+                     "latency: 100ns}" % (i, i))
+    lines.append('  - {kind: ethernet, a: "cpu:0", b: net, bandwidth: 10GB/s, latency: 1us}')
+    for j, rate in sorted(UnevenLinks.RATES.items()):
+        lines.append('  - {kind: ethernet, a: "cpu:%d", b: net, bandwidth: %sbps, '
+                     "latency: 10us}" % (j, rate[:-4].upper() + "G"))
+    return "\n".join(lines) + "\n"
+
+
+def case_uneven_links(run):
+    skip_unless_root_with_ip_and_tc()
+    links = UnevenLinks(str(os.getpid() % 10000))
+    try:
+        if not links.up():
+            print("skip: cannot make network namespaces and shaped veth pairs here")
+            sys.exit(SKIPPED)
+        wrapper = write_rank_wrapper(
+            run, "ranks-in-namespaces.sh",
+            'case "$OMPI_COMM_WORLD_RANK" in\n'
+            '  1) exec ip netns exec %s "$@";;\n  2) exec ip netns exec %s "$@";;\n'
+            'esac\nexec "$@"\n' % (links.ns[1], links.ns[2]))
+        net = links.subnet + ".0/24"
+        run.env.update({"OMPI_MCA_btl": "self,tcp", "OMPI_MCA_btl_tcp_if_include": net,
+                        "OMPI_MCA_oob_tcp_if_include": net, "PMIX_MCA_ptl": "tcp",
+                        "PMIX_MCA_ptl_tcp_if_include": net,
+                        "PMIX_MCA_ptl_tcp_remote_connections": "1"})
+        run.launcher = [wrapper]
+        cluster = run.path("uneven.yaml")
+        with open(cluster, "w") as f:
+            f.write(uneven_cluster_yaml())
+        before = {j: links.bytes_carried(j) for j in links.RATES}
+        # Three layers: the pipeline planner makes three stages, n0 -> n1 -> n2.
+        plan = check_bit_equal(run, 3, cluster, "pipeline", ["lstm", "--seq", "3", "--layers", "3",
+                                                             "--io", "8"])
+        carried = {j: links.bytes_carried(j) - before[j] for j in links.RATES}
+        with open(plan) as f:
+            parsed = json.load(f)
+        # Messages that cross rank j's pair: those from or to n_j.
+        crossing = {j: 0 for j in links.RATES}
+        for t in parsed["transfers"]:
+            if t["kind"] == "activation" and t["src"] != t["dst"]:
+                for j in links.RATES:
+                    crossing[j] += "cpu:%d" % j in (t["src"], t["dst"])
+        for j, messages in crossing.items():
+            # Two runs (--repeat 2), each message at least a 64-byte packet.
+            if messages == 0 or carried[j] < 2 * 64 * messages:
+                sys.exit("FAIL: n%d's %s pair carried %d bytes for %d messages a run: the plan "
+                         "does not cross it, or its traffic went elsewhere" %
+                         (j, links.RATES[j], carried[j], messages))
+        print("ok: a pipeline over 3 ranks across uneven links bit-equal to one process; "
+              "activations a run and bytes carried: %s" %
+              ", ".join("n%d's %s pair %d, %d" % (j, links.RATES[j], crossing[j], carried[j])
+                        for j in sorted(carried)))
+    finally:
+        links.down()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--hexplan", required=True)
     ap.add_argument("--mpirun", required=True)
     ap.add_argument("case", choices=["two-ranks", "four-ranks", "tp-four-ranks", "rank-fails",
-                                     "profile-network", "shaped-links"])
+                                     "profile-network", "shaped-links", "uneven-links"])
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="hx-mpi-") as tmp:
         run = Runner(args, tmp)
@@ -388,7 +529,8 @@ def main():
          "tp-four-ranks": case_tp_four_ranks,
          "rank-fails": case_rank_fails,
          "profile-network": case_profile_network,
-         "shaped-links": case_shaped_links}[args.case](run)
+         "shaped-links": case_shaped_links,
+         "uneven-links": case_uneven_links}[args.case](run)
 
 
 if __name__ == "__main__":

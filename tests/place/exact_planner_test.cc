@@ -100,9 +100,12 @@ void WriteSolution(const std::string& lp, const std::string& sol) {
   auto model = milp::ReadModelFile(lp);
   ASSERT_TRUE(model.ok()) << model.status().ToString();
   // Any feasible point will do (the planner reads what the file says): proving optimality of
-  // SortingHat's ndom = 1000 model took about 60 s under ASan.
+  // SortingHat's ndom = 1000 model took about 60 s under ASan. CBC stops at its first solution,
+  // whatever the machine's load (a 5 s limit found none on a loaded machine); the limit in
+  // seconds is only a guard.
   milp::SolveOptions options;
-  options.time_limit_s = 5;
+  options.max_solutions = 1;
+  options.time_limit_s = 300;
   auto solved = milp::SolveWithCbc(*model, options);
   ASSERT_TRUE(solved.ok() && solved->has_solution());
   std::ofstream out(sol);

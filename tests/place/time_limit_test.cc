@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <random>
 #include <set>
 
@@ -14,6 +15,7 @@
 #include "hexplan/place/exact/getf.h"
 #include "hexplan/place/exact/moirai_milp.h"
 #include "hexplan/place/planner.h"
+#include "hexplan/place/problem_builder.h"
 #include "hexplan/place/sortinghat/sortinghat.h"
 #include "hexplan/place/warm_start.h"
 #include "hexplan/plan/validator.h"
@@ -178,6 +180,53 @@ TEST(TimeLimitTest, AnExactPlannerPastItsLimitSkipsTheBaselinesAndSaysSo) {
   auto out = RunPlanner("getf", r);
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   EXPECT_NE(out->result.detail.find("skipped for the time limit: single"), std::string::npos)
+      << out->result.detail;
+}
+
+}  // namespace
+}  // namespace hx::place
+
+namespace hx::place {
+namespace {
+
+// `auto`'s fast members and the list planners respect the limit: PlanWithinMemory starts no new
+// memory try once the limit is spent (the first always runs), counted by the schedules asked for,
+// not by the clock.
+TEST(TimeLimitTest, ListPlannersStopTheirMemoryTriesAtTheLimit) {
+  graph::Graph g = testing::MakeRandomDag(12, 3);
+  const hw::Cluster cluster = *hw::LoadCluster("moirai-inter");
+  cost::CostModel cost(g, cluster);
+  for (double limit : {0.0, std::numeric_limits<double>::infinity()}) {
+    auto problem = BuildGraphProblem(cost);
+    ASSERT_TRUE(problem.ok());
+    int tries = 0;
+    auto out = PlanWithinMemory(
+        *problem, cost,
+        [&](const SchedulingProblem&) -> StatusOr<Schedule> {
+          ++tries;
+          return ResourceExhausted("memory is full");
+        },
+        "test", 5, limit);
+    EXPECT_EQ(out.status().code(), StatusCode::kResourceExhausted);
+    if (limit == 0.0)
+      EXPECT_EQ(tries, 1);
+    else
+      EXPECT_GT(tries, 10);  // weights only, live activations, dearer communication
+  }
+}
+
+// With no time left after its first member, auto skips the rest and says so in its detail.
+TEST(TimeLimitTest, AutoSkipsTheMembersThatCannotEndByItsLimit) {
+  graph::Graph g = testing::MakeRandomDag(30, 5);
+  const hw::Cluster cluster = *hw::LoadCluster("moirai-inter");
+  cost::CostModel cost(g, cluster);
+  PlanRequest request;
+  request.cost = &cost;
+  request.options.time_limit_s = 1e-6;
+  auto out = RunPlanner("auto", request);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_NE(out->result.detail.find("best of 1: single"), std::string::npos) << out->result.detail;
+  EXPECT_NE(out->result.detail.find("out of time before heft, peft"), std::string::npos)
       << out->result.detail;
 }
 

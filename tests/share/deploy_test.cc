@@ -353,6 +353,53 @@ TEST(ReconfigureTest, ARateChangeKeepsEveryOtherInstanceInPlace) {
   }
 }
 
+// A change to a capacity-routed plan (hexplan's, checked): every segment of the changed service,
+// kept or added, routes by its verified capacity (below its profiled throughput; a tighter SLO
+// re-weighs the kept ones, and at 45 ms its batch-16 segments are replaced); the changed plan
+// is judged whole in the serving simulation and passes; the GPUs it does not touch keep
+// byte-identical entries in the mig-parted config.
+TEST(ReconfigureTest, ACapacityRoutedPlanIsChangedConsistentlyAndJudged) {
+  const ShareProblem problem = testing::Scenario("S4");
+  ShareOptions o;
+  o.algo = "hexplan";
+  o.verify_seconds = 10;  // the check and the judge shortened for the test
+  o.verify_seeds = 1;
+  const SharePlan plan = *PlanShare(problem, o);
+  ASSERT_TRUE(plan.slo.verified);
+  const int sid = *FindServiceById(problem, "resnet50");
+  for (const std::string& change :
+       {"resnet50:rate=" + std::to_string(static_cast<int>(problem.services[sid].rate * 1.6)),
+        std::string("resnet50:slo=45")}) {
+    auto r = Reconfigure(problem, plan, o, *ParseServiceChange(change));
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_TRUE(PlanViolations(r->problem, o, r->plan).empty()) << change;
+    EXPECT_TRUE(r->plan.slo.verified) << change;
+    EXPECT_EQ(r->plan.slo.how.rfind("judge:", 0), 0u) << r->plan.slo.how;
+    double weights = 0;
+    for (const auto& g : r->plan.gpus) {
+      for (const auto& s : g.segments) {
+        if (s.service != sid) continue;
+        EXPECT_GT(s.route_weight, 0) << change;
+        EXPECT_LT(s.route_weight, s.triplet.throughput) << change;
+        weights += s.route_weight;
+      }
+    }
+    EXPECT_GE(weights, r->problem.services[sid].rate * r->plan.slo.headroom[sid] - 1e-6) << change;
+    std::set<int> touched(r->touched.begin(), r->touched.end());
+    ASSERT_FALSE(touched.empty()) << change;
+    int untouched = 0;
+    for (size_t g = 0; g < plan.gpus.size(); ++g) {
+      if (touched.count(static_cast<int>(g))) continue;
+      ++untouched;
+      const DeployScope only = DeployScope::Only({static_cast<int>(g)});
+      EXPECT_EQ(*MigPartedYaml(problem, plan, "c", only),
+                *MigPartedYaml(r->problem, r->plan, "c", only))
+          << change << ": GPU " << g;
+    }
+    EXPECT_GT(untouched, 0) << change;
+  }
+}
+
 TEST(ShareCliTest, DefaultsRunScenarioS3FromTheRepoRoot) {
   const std::string dir = hx::testing::MakeTempDir();
   auto r = hx::testing::RunCli("share --scenario S3 --json --algo parvagpu --mig-parted " + dir +

@@ -37,13 +37,21 @@ enum class OpClass : uint8_t {
   kRmsNormalization,     // RMSNorm (SimplifiedLayerNormalization); parent kNormalization
   kWinogradConvolution,  // 3x3, stride 1, dilation 1, one group: cuDNN's Winograd kernels; its
                          // FLOPs count Winograd's multiplies (op_class.h); parent kConvolution
+  kGroupedConvolution,   // 1 < groups < input channels (ResNeXt's): cuDNN's grouped kernels;
+                         // parent kConvolution
+  kImageConvolution,     // one group, at most kImageConvolutionChannels input channels (a network's
+                         // first layer on an RGB image): no channel vectorisation; parent
+                         // kConvolution
+  kPooling,              // MaxPool, AveragePool and their global forms; parent kOther
+  kDropout,              // training-mode dropout (a random mask drawn and written per element);
+                         // parent kElementwise
 };
-inline constexpr int kNumOpClasses = 11;
+inline constexpr int kNumOpClasses = 15;
 std::string_view OpClassName(OpClass c);  // "gemm", "convolution", ...
 std::optional<OpClass> ParseOpClass(std::string_view name);
-// The class whose curve a file without `c` uses: kElementwise for kFusedElementwise,
-// kNormalization for kSoftmax and kRmsNormalization, kConvolution for kWinogradConvolution, `c`
-// itself for the others.
+// The class whose curve a file without `c` uses: kElementwise for kFusedElementwise and kDropout,
+// kNormalization for kSoftmax and kRmsNormalization, kConvolution for kWinogradConvolution,
+// kGroupedConvolution and kImageConvolution, kOther for kPooling, `c` itself for the others.
 OpClass ParentOpClass(OpClass c);
 
 // The efficiency curve of one operator class on one device model, and where it came from.

@@ -7,6 +7,11 @@
 // NCCL switches protocol (LL, LL128, Simple) and channel count with the size, each with its own
 // latency and bandwidth, and takes the fastest; so the fitted model is the minimum over up to three
 // such (alpha, busbw) lines. With one line it is the plain alpha-beta model.
+//
+// A network between machines has size regimes instead (a token bucket's burst sends small messages
+// at line rate and large ones at the shaped rate; MPI switches from eager to rendezvous): the
+// `kSizeRegimes` shape fits consecutive size ranges, each with its own line, the breakpoints chosen
+// by the fit (docs/runtime.md, "Across machines").
 
 #include <cstdint>
 #include <string>
@@ -34,18 +39,36 @@ struct AlphaBetaLine {
 
 struct AllReduceModel {
   int gpus = 2;
-  std::vector<AlphaBetaLine> lines;  // the model takes the fastest line
+  // Empty regime_upper_bytes: the model takes the fastest line. Otherwise size regimes: line k
+  // covers sizes up to regime_upper_bytes[k] (one bound fewer than lines; the last line covers
+  // everything above).
+  std::vector<AlphaBetaLine> lines;
+  std::vector<double> regime_upper_bytes;
   double AllReduceSeconds(double bytes) const;
+  const AlphaBetaLine& LineFor(double bytes) const;  // the line that prices `bytes`
+};
+
+enum class FitShape : uint8_t {
+  kFastestLine,  // the minimum over up to max_lines lines (NCCL's protocols)
+  kSizeRegimes,  // up to max_lines consecutive size ranges, a line each
 };
 
 struct AllReduceFitOptions {
   int max_lines = 3;  // 1 = plain alpha-beta
   int max_iterations = 100;
+  FitShape shape = FitShape::kFastestLine;
+  // A further line is kept only when it brings the squared error under this share of the best
+  // with fewer lines.
+  double keep_line_below = 0.99;
+  int min_regime_sizes = 3;  // kSizeRegimes: distinct message sizes per regime, at least
   Status Validate() const;
 };
 
-// Least squares on the relative error (each sample weighted by 1/t^2); lines are refitted on the
-// samples they predict best until the assignment is stable.
+// Least squares on the relative error (each sample weighted by 1/t^2). kFastestLine: lines are
+// refitted on the samples they predict best until the assignment is stable. kSizeRegimes: every
+// split of the distinct sizes into consecutive regimes is tried (dynamic programming); the bound
+// between two regimes is where their lines cross, when that lies between the regimes' sizes,
+// else the geometric mean of the two sizes.
 StatusOr<AllReduceModel> FitAllReduce(const std::vector<CollectiveSample>& samples, int gpus,
                                       const AllReduceFitOptions& options = {});
 

@@ -22,10 +22,22 @@ inline constexpr double kWinogradFlopDivisor = 2.25;
 bool IsWinogradConvolution(double kernel_h, double kernel_w, double stride_h, double stride_w,
                            double dilation, double groups);
 
+// A convolution's class by its shape: kWinogradConvolution (above), else kGroupedConvolution
+// where 1 < groups and each group sees more than one input channel (a depthwise convolution, one
+// channel per group, stays kConvolution: its kernels run at the dense curve's rate in PipeDream's
+// NASNets), else kImageConvolution where one group reads at most kImageConvolutionChannels
+// channels (the first layer of an image network: PipeDream's 3-channel 7x7 and 11x11 convolutions
+// run at 1.6-3 TFLOP/s on the V100, against 8-12 for the dense layers after them), else
+// kConvolution. `in_channels_per_group` is the weight's second dimension.
+inline constexpr double kImageConvolutionChannels = 4;
+OpClass ConvolutionClass(double kernel_h, double kernel_w, double stride_h, double stride_w,
+                         double dilation, double groups, double in_channels_per_group);
+
 // An op node's class. A MatMul/Einsum of rank >= 3 with no weight input (both operands computed:
-// the score and context products of attention) is kAttention. A Conv with a 3x3 kernel (its
-// kernel_shape, else its weight's last two dimensions), strides and dilations 1 and one group is
-// kWinogradConvolution. Non-op nodes are kOther.
+// the score and context products of attention) is kAttention. A Conv is classed by
+// ConvolutionClass from its kernel_shape (else its weight's last two dimensions), strides,
+// dilations, group and its weight's second dimension (input channels per group). Non-op nodes are
+// kOther.
 OpClass ClassifyOp(const graph::Graph& graph, NodeId op);
 
 // The bytes a layer normalization reads beyond its input once, its output once and its scale: a

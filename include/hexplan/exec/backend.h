@@ -69,6 +69,14 @@ class DeviceBackend {
   // may make per-node state here (the CPU backend's oneDNN primitives and tensor layouts). Not
   // concurrent with Launch.
   virtual void PrepareGraph(const graph::Graph& graph) { (void)graph; }
+  // Whether `op` (one output, the size of its input 0) may be given its input 0's buffer as its
+  // output when it is that buffer's last reader on the device (the executor then allocates
+  // nothing for it): the CPU backend's views (Reshape, Squeeze, Unsqueeze, Flatten, Identity: then
+  // nothing to copy) and the activations that a Conv already applied.
+  virtual bool RunsInPlace(const graph::Node& op) const {
+    (void)op;
+    return false;
+  }
   // Runs (or enqueues) `op` on `device`; inputs and outputs point into device buffers (or host
   // memory for DHA weights).
   virtual Status Launch(int device, const graph::Node& op, const std::vector<TensorRef>& inputs,

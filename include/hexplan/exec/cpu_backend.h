@@ -73,6 +73,7 @@ class CpuBackend final : public DeviceBackend {
   bool CanReadHostMemory(int device) const override { return true; }
   bool Supports(const graph::Node& op) const override;
   void PrepareGraph(const graph::Graph& graph) override;
+  bool RunsInPlace(const graph::Node& op) const override;
   Status Launch(int device, const graph::Node& op, const std::vector<TensorRef>& inputs,
                 const std::vector<TensorRef>& outputs) override;
   Event RecordEvent(int device) override;

@@ -34,6 +34,9 @@ class DnnlOps {
   // caller runs its kernels.h kernel). Safe from several threads at once.
   StatusOr<bool> Run(const graph::Node& op, const std::vector<TensorRef>& inputs,
                      const std::vector<TensorRef>& outputs);
+  // Whether `op` may write its output over its input 0 when it is that buffer's last reader: the
+  // Relu/Clip a Conv applies as it writes (then the op has nothing left to do).
+  bool RunsInPlace(const graph::Node& op) const;
   // How many nodes run on oneDNN, and how many tensors stay channel-blocked (tests, reports).
   int num_nodes() const;
   int num_blocked_tensors() const;

@@ -136,6 +136,9 @@ class Executor {
   // `claimed`); called after a task it may wait for has finished.
   void ClaimReadyInline(RunState& state, uint32_t stream, std::vector<uint32_t>* claimed) const;
   Status RunOp(RunState& state, int device, NodeId op);
+  // Whether `node` writes over its input 0's buffer (DeviceBackend::RunsInPlace, and it is that
+  // buffer's last reader on `device`).
+  bool InPlace(RunState& state, int device, const graph::Node& node, bool input_from_host);
   // Create's steps after the checks, once transfer_src_ and transfer_dst_ are known: the readers
   // of each buffer and the graph inputs each device reads; who waits for each task and where its
   // mark lives; which copy streams run on no thread of their own, and where each copies to.

@@ -29,6 +29,11 @@ struct ProfileOptions {
   // contention term (off by default: on the plans measured so far it overestimates, see
   // docs/runtime.md).
   bool contention = false;
+  // With two or more devices of one model and without `contention`: run the graph twice side by
+  // side in one executor, both copies on the first device and then one copy on each of the
+  // first two, and write the contention term from the slowdown (what a plan's makespan sees of
+  // core groups running together).
+  bool concurrent_runs = true;
   Status Validate() const;
 };
 
@@ -51,6 +56,10 @@ StatusOr<std::vector<double>> MeasureOpTimes(const graph::Graph& graph,
 //    (each device's copy of the op started together), and the time-weighted slowdown against the
 //    sweep alone gives each device model's contention gamma (Profile::SetCpuContention), which the
 //    simulator applies while several core groups of a node run ops.
+//  - otherwise, with two or more devices of one model (ProfileOptions::concurrent_runs, on by
+//    default), the first model's contention gamma comes from whole runs of the graph twice side
+//    by side in one executor: one copy on each of two devices against both on one
+//    (ProfileCalibration::alone_run_s / together_run_s).
 // `calibration` (optional) receives the measured figures.
 struct ProfileCalibration {
   double dispatch_s_per_op = 0.0;
@@ -69,6 +78,11 @@ struct ProfileCalibration {
   double one_device_run_s = 0.0;         // the graph as a one-device plan, median
   double concurrent_kernel_sum_s = 0.0;  // the first device's op times with all devices busy
   double contention_gamma = 0.0;         // the first device model's measured gamma
+  // ProfileOptions::concurrent_runs: per copy of the graph, half the median run of both copies
+  // on one device, and the median run with one copy on each of two devices (weights in place);
+  // contention_gamma is then the median over interleaved pairs of those runs of their ratio - 1.
+  double alone_run_s = 0.0;
+  double together_run_s = 0.0;
 };
 StatusOr<cost::Profile> ProfileGraph(const graph::Graph& graph, const hw::Cluster& cluster,
                                      const std::vector<HostTensor>& weights,

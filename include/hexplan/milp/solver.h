@@ -46,6 +46,10 @@ struct SolveOptions {
   // A MIP start: a value per variable (size num_vars) or empty. Checked for feasibility first; an
   // infeasible start is reported through the logger and dropped.
   std::vector<double> mip_start;
+  // Limits that stop CBC whatever the machine's load (0: none): branch-and-bound nodes, and
+  // solutions found (1: the first feasible point). The result is then kFeasible (or kNoSolution).
+  int max_nodes = 0;
+  int max_solutions = 0;
   Preprocess preprocess = Preprocess::kAuto;
   // Print the solver's own raw progress line on stderr (a debugging aid; the CLI reports through
   // on_progress instead).

@@ -4,6 +4,7 @@
 // are read; transfers on the default copy queues).
 
 #include <functional>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,6 +23,10 @@ struct ProblemBuildOptions {
   // 0 when the workload states every op's footprint (MOIRAI, EfficientMIP: nothing else needs
   // room), else 0.1.
   std::optional<double> activation_reserve_fraction;
+  // Give the problem the live activations and device capacities (list/live_memory.h), so that
+  // the list schedulers count them: the list planners do (PlanWithinMemory, after its weight-only
+  // tries); the exact planners' warm starts and models count weights only, as before.
+  bool live_activations = false;
 };
 
 struct GraphProblem {
@@ -49,11 +54,17 @@ int ShrinkOverfullDevices(const plan::Plan& plan, const cost::CostModel& cost,
 // of the devices the plan overflows and scheduling again (ShrinkOverfullDevices) up to `rounds`
 // times (the k-th try lowers by 1.05 k times the overflow). When that fails, the same from every
 // device's capacity times 0.9, 0.85, 0.8, 0.75 and 0.7 (more room kept for activations on every
-// device). ResourceExhausted, with the validator's arithmetic (the first series'), when every
-// last plan still overflows.
+// device). These count the weights only while scheduling (the plans of hexplan before it counted
+// live activations); when none fits, the same again with the problem's live activations counted
+// while scheduling (list/live_memory.h: a task goes to the next-best device with room), and last
+// with communication 10 and 100 times dearer (fewer tensors cross devices, and each one that does
+// stays live on its producer's device). ResourceExhausted, with the validator's arithmetic (the
+// first series'), when every last plan still overflows, or when `time_limit_s` is spent before
+// the next try (the first always runs).
 StatusOr<plan::Plan> PlanWithinMemory(
     GraphProblem& problem, const cost::CostModel& cost,
     const std::function<StatusOr<Schedule>(const SchedulingProblem&)>& schedule,
-    const std::string& planner, int rounds = 5);
+    const std::string& planner, int rounds = 5,
+    double time_limit_s = std::numeric_limits<double>::infinity());
 
 }  // namespace hx::place

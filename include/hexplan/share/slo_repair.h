@@ -18,6 +18,7 @@
 #include <functional>
 
 #include "hexplan/share/plan.h"
+#include "hexplan/share/serving_sim.h"
 
 namespace hx::share {
 
@@ -31,5 +32,11 @@ StatusOr<SharePlan> PlanMeetingSlos(const ShareProblem& problem, const ShareOpti
 
 // The check alone: fills plan->slo from the per-class simulation (no repair).
 void CheckSlosByClass(const ShareProblem& problem, const ShareOptions& options, SharePlan* plan);
+
+// The judge alone: the serving simulation of the whole plan (Poisson, `verify_seconds` x seeds
+// 1..verify_seeds) recorded in plan->slo (headroom and budgets kept); whether every service meets
+// its SLO. `cache` (optional) keeps each service's results for plans that keep its segments.
+StatusOr<bool> JudgePlan(const ShareProblem& problem, const ShareOptions& options, SharePlan* plan,
+                         ServingSimCache* cache = nullptr);
 
 }  // namespace hx::share

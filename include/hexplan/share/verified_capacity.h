@@ -12,8 +12,10 @@
 #include <map>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "hexplan/share/plan.h"
+#include "hexplan/share/serving_sim.h"
 
 namespace hx::share {
 
@@ -32,13 +34,16 @@ class VerifiedCapacity {
   TripletArray Decide(const ServiceProfile& profile, double limit_ms, double target_ms,
                       int max_processes);
 
-  // The verified capacity of one point against `target_ms`.
-  double Of(const Triplet& t, double target_ms);
+  // The verified capacity of one point of `model`'s profile (`t.throughput`: its profiled
+  // throughput) against `target_ms`.
+  double Of(const std::string& model, const Triplet& t, double target_ms);
 
  private:
+  bool Keeps(const Triplet& t, double lambda, double target_ms);
+
   double max_load_;
+  std::vector<UnitPoissonArrivals> streams_;  // the short simulation's seeds, shared by every probe
   std::map<std::tuple<std::string, int, int, int, double>, double> cache_;  // by model
-  const ServiceProfile* profile_ = nullptr;
 };
 
 }  // namespace hx::share

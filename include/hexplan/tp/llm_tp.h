@@ -80,6 +80,23 @@ struct LlmWorkload {
   Status Validate() const;
 };
 
+// How the inference engine runs a decoder step (`--engine`), chosen per measurement by what the
+// measured system used (docs/tensor-parallel.md "End to end"):
+//   eager  one kernel per operator (QK^T, softmax and AV apart), each launched from the host in
+//          turn: the calibration's kernel_launch_s lies on the GPU's critical path (PyTorch eager).
+//   fused  a compiled C++ engine (TensorRT-LLM, FasterTransformer): attention is one fused kernel
+//          (FMHA in prefill, masked multi-head attention reading the KV cache in decode), and the
+//          host enqueues asynchronously, so launches overlap GPU work and each kernel costs the
+//          GPU only the gap between back-to-back kernels in a stream (kFusedKernelGapS).
+enum class TpEngine { kEager, kFused };
+StatusOr<TpEngine> ParseTpEngine(
+    const std::string& name);  // "eager" | "fused"; else InvalidArgument
+const char* TpEngineName(TpEngine engine);
+// The GPU-side cost of one kernel behind asynchronous launches: NVIDIA's CUDA Graphs post (Gray,
+// 2019, developer.nvidia.com/blog/cuda-graphs) measures a 2.9 us kernel at 3.8 us per kernel when
+// launched back to back without synchronisation, so 0.9 us per kernel.
+inline constexpr double kFusedKernelGapS = 0.9e-6;
+
 // The time model's calibrated parameters.
 struct TimeParams {
   std::string preset = "paper";
@@ -99,6 +116,7 @@ struct TimeParams {
   // fit + one launch per call (Megatron's ring on one node, the 2D methods' NVLink
   // reduce-scatter); other collectives as "nccl".
   bool calibrated = false;
+  TpEngine engine = TpEngine::kEager;
   Status Validate() const;
 };
 // "paper": the link latencies of the cluster (AsymGroup §VI-A: 50 ns NVLink, 200 ns network) and

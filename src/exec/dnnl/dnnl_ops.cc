@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <sched.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -28,12 +29,14 @@ bool IsPool(const std::string& t) {
 bool IsEltwise(const std::string& t) { return t == "Relu" || t == "Clip"; }
 bool IsBinary(const std::string& t) { return t == "Add" || t == "Sub" || t == "Mul" || t == "Div"; }
 
-// `in`: the inputs of a run (Clip's bounds), or null while preparing.
+// `in`: the inputs of a run (Clip's bounds), or null while preparing; `post`: a Conv's fused
+// activation, if any.
 std::unique_ptr<NodePrimitive> Make(const graph::Graph& g, const graph::Node& op,
                                     const dnnl_impl::Layouts& layouts,
-                                    const std::vector<TensorRef>* in = nullptr) {
+                                    const std::vector<TensorRef>* in = nullptr,
+                                    const dnnl_impl::ConvPostOp* post = nullptr) {
   if (!op.is_op() || !(op.domain.empty() || op.domain == "ai.onnx")) return nullptr;
-  if (op.op_type == "Conv") return dnnl_impl::MakeConv(g, op, layouts);
+  if (op.op_type == "Conv") return dnnl_impl::MakeConv(g, op, layouts, post);
   if (IsPool(op.op_type)) return dnnl_impl::MakePool(g, op, layouts);
   if (IsEltwise(op.op_type)) return dnnl_impl::MakeEltwise(g, op, in);
   if (IsBinary(op.op_type)) return dnnl_impl::MakeBinary(g, op);
@@ -46,8 +49,9 @@ std::unique_ptr<NodePrimitive> Make(const graph::Graph& g, const graph::Node& op
 
 // Work between two barriers of a team small enough that waking the team's other threads (tens of
 // microseconds on a VM, far more on a loaded one) costs more than it saves: a Conv under 4 MFLOP,
-// an LSTM under 4 MFLOP per time step (oneDNN synchronises the team at every step), a MatMul
-// under 1 MFLOP; Softmax and LayerNormalization (memory-bound, like the elementwise ops).
+// an LSTM under 4 MFLOP per time step whose batch the team cannot split (oneDNN's own team
+// synchronises at every step; a split batch runs a part per thread, lstm.cc), a MatMul under 1
+// MFLOP; Softmax and LayerNormalization (memory-bound, like the elementwise ops).
 bool IsSmall(const graph::Graph& g, const graph::Node& op) {
   constexpr double kFlops = 4e6;
   if (op.op_type == "Softmax" || op.op_type == "LayerNormalization") return true;
@@ -63,7 +67,7 @@ bool IsSmall(const graph::Graph& g, const graph::Node& op) {
   if (op.op_type == "LSTM") {
     const graph::Shape& x = g.tensor(op.inputs[0]).shape;
     const graph::Shape& r = g.tensor(op.inputs[2]).shape;
-    return 2.0 * static_cast<double>(x[1] * r[1] * (x[2] + r[2])) < kFlops;
+    return x[1] % 2 != 0 && 2.0 * static_cast<double>(x[1] * r[1] * (x[2] + r[2])) < kFlops;
   }
   return false;
 }
@@ -90,12 +94,18 @@ struct NodeState {
   // Elementwise ops run on the calling thread alone: they are memory-bound, and each parallel
   // region is a barrier the team waits at (a preempted team thread holds up the others).
   bool one_thread = false;
-  // The others (Conv, pooling, MatMul) run on the team or alone as measured (team_choice.h);
-  // LSTMs keep the size rule above.
+  // The others (Conv, pooling, MatMul, LSTM) run on the team or alone as measured
+  // (team_choice.h).
   bool measured_team = false;
   std::mutex lock;
   dnnl_impl::TeamChoice choice;
   std::shared_ptr<NodePrimitive> built[2];  // made for one thread, for the team
+  // Conv + Relu/Clip fusion (FuseActivations): on the activation, its Conv; on the Conv, the
+  // activation it applies as it writes (once known: Relu at once, Clip's constant bounds when its
+  // first run reads them; under `lock`), and the buffer its last run wrote with it applied.
+  NodeState* absorbed_by = nullptr;
+  std::optional<dnnl_impl::ConvPostOp> post;
+  std::atomic<const void*> applied_to{nullptr};
 };
 
 bool Matches(const NodeState& s, const graph::Node& op, const std::vector<TensorRef>& in,
@@ -111,13 +121,66 @@ std::shared_ptr<NodePrimitive> PrimitiveForTeam(NodeState& s, const graph::Node&
                                                 const std::vector<TensorRef>& in) {
   const int slot = omp_get_max_threads() > 1 ? 1 : 0;
   std::shared_ptr<NodePrimitive>& p = s.built[slot];
-  if (p != nullptr && Current(*p, op, in)) return p;
-  p = Make(*s.graph, *s.node, s.layouts, &in);
+  if (p != nullptr && Current(*p, op, in) && p->post_op == s.post.has_value()) return p;
+  p = Make(*s.graph, *s.node, s.layouts, &in, s.post ? &*s.post : nullptr);
   const std::shared_ptr<NodePrimitive>& other = s.built[1 - slot];
   if (p != nullptr && other != nullptr && p->const_weights && other->const_weights &&
       p->w == other->w)
     p->weights_from = other->weights_from != nullptr ? other->weights_from : other;
   return p;
+}
+
+// The Relu or Clip node that is the only reader of Conv `op`'s output (not a graph output), when
+// oneDNN runs it and Clip's bounds are constants; null otherwise.
+const graph::Node* FusableActivation(const graph::Graph& g, const graph::Node& op) {
+  if (op.op_type != "Conv" || op.outputs.size() != 1) return nullptr;
+  const std::vector<NodeId>& readers = g.tensor(op.outputs[0]).consumers;
+  if (readers.size() != 1) return nullptr;
+  const graph::Node& act = g.node(readers[0]);
+  if (!act.is_op() || !IsEltwise(act.op_type) || act.inputs.empty() ||
+      act.inputs[0] != op.outputs[0] || Make(g, act, {}) == nullptr)
+    return nullptr;
+  for (size_t i = 1; i < act.inputs.size(); ++i)
+    if (act.inputs[i].valid() && !dnnl_impl::IsConstantValue(g, act.inputs[i])) return nullptr;
+  return &act;
+}
+
+// Pairs each Conv with the activation FusableActivation finds: the Conv applies it as a post-op,
+// and the activation, run in place on the Conv's buffer (DnnlOps::RunsInPlace), then has nothing
+// left to do. Relu(Relu(x)) = Relu(x) and Clip(Clip(x)) = Clip(x) with the same bounds, so an
+// activation that does run (not in place, or on another device's copy) still gives the right
+// answer. Only `g`'s nodes: `nodes` may still hold those of a graph freed since (their addresses
+// are keys, never read through).
+void FuseActivations(const graph::Graph& g,
+                     std::unordered_map<const graph::Node*, std::unique_ptr<NodeState>>& nodes) {
+  for (NodeId id : g.Ops()) {
+    const graph::Node* node = &g.node(id);
+    auto conv = nodes.find(node);
+    if (conv == nodes.end()) continue;
+    const graph::Node* act = FusableActivation(g, *node);
+    if (act == nullptr) continue;
+    auto it = nodes.find(act);
+    if (it == nodes.end()) continue;
+    it->second->absorbed_by = conv->second.get();
+    if (act->op_type == "Relu") conv->second->post = dnnl_impl::ConvPostOp{true, 0.0f, 0.0f};
+  }
+}
+
+// An activation FuseActivations paired with a Conv: true when the Conv's last run applied it to
+// this very buffer (nothing to do); otherwise records Clip's bounds for the Conv's next runs.
+bool AlreadyApplied(NodeState& s, const graph::Node& op, const std::vector<TensorRef>& in,
+                    const std::vector<TensorRef>& out) {
+  NodeState& conv = *s.absorbed_by;
+  dnnl_impl::ConvPostOp want{op.op_type == "Relu", 0.0f, 0.0f};
+  if (!want.relu) std::tie(want.alpha, want.beta) = dnnl_impl::ClipBounds(op, &in);
+  std::lock_guard<std::mutex> lock(conv.lock);
+  if (!conv.post) {
+    conv.post = want;
+    return false;
+  }
+  return conv.post->relu == want.relu && conv.post->alpha == want.alpha &&
+         conv.post->beta == want.beta && in[0].data == out[0].data &&
+         conv.applied_to.load() == in[0].data;
 }
 
 }  // namespace
@@ -157,11 +220,12 @@ void DnnlOps::Prepare(const graph::Graph& graph) {
     s->y = graph.tensor(op.outputs[0]).shape;
     s->layouts.blocked = impl_->preferred.tag;
     s->one_thread = IsEltwise(op.op_type) || IsBinary(op.op_type) || IsSmall(graph, op);
-    s->measured_team = !s->one_thread && op.op_type != "LSTM";
+    s->measured_team = !s->one_thread;
     if (blocked[op.inputs[0].value()]) s->layouts.src = Layout::kBlocked;
     if (blocked[op.outputs[0].value()]) s->layouts.dst = Layout::kBlocked;
     impl_->nodes[&op] = std::move(s);
   }
+  FuseActivations(graph, impl_->nodes);
   if (std::getenv("HX_DNNL_DEBUG") != nullptr)
     std::fprintf(stderr, "dnnl: %zu nodes, %d blocked tensors\n", impl_->nodes.size(),
                  impl_->blocked_tensors);
@@ -170,8 +234,11 @@ void DnnlOps::Prepare(const graph::Graph& graph) {
 StatusOr<bool> DnnlOps::Run(const graph::Node& op, const std::vector<TensorRef>& inputs,
                             const std::vector<TensorRef>& outputs) {
   auto it = impl_->nodes.find(&op);
-  if (it == impl_->nodes.end() || !Matches(*it->second, op, inputs, outputs)) return false;
+  if (it == impl_->nodes.end()) return false;
   NodeState& s = *it->second;
+  s.applied_to.store(nullptr);  // until this run has written its output with the post-op
+  if (!Matches(s, op, inputs, outputs)) return false;
+  if (s.absorbed_by != nullptr && AlreadyApplied(s, op, inputs, outputs)) return true;
 #if defined(__SANITIZE_THREAD__)
   // libgomp is not instrumented: ThreadSanitizer would report its team's barriers as races.
   omp_set_num_threads(1);
@@ -189,12 +256,18 @@ StatusOr<bool> DnnlOps::Run(const graph::Node& op, const std::vector<TensorRef>&
                     "': oneDNN refused the layouts it was planned with");
   const auto start = std::chrono::steady_clock::now();
   HX_RETURN_IF_ERROR(dnnl_impl::RunNode(*p, inputs, outputs));
+  if (p->post_op) s.applied_to.store(outputs[0].data);
   if (measure) {
     const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
     std::lock_guard<std::mutex> lock(s.lock);
     s.choice.Record(took.count());
   }
   return true;
+}
+
+bool DnnlOps::RunsInPlace(const graph::Node& op) const {
+  auto it = impl_->nodes.find(&op);
+  return it != impl_->nodes.end() && it->second->absorbed_by != nullptr;
 }
 
 int DnnlOps::num_nodes() const { return static_cast<int>(impl_->nodes.size()); }

@@ -68,7 +68,7 @@ const dnnl::engine& Engine() {
 }
 
 std::unique_ptr<NodePrimitive> MakeConv(const graph::Graph& g, const graph::Node& op,
-                                        const Layouts& layouts) {
+                                        const Layouts& layouts, const ConvPostOp* post) {
   if (op.inputs.size() < 2 || op.outputs.size() != 1 || !IsF32(g, op.inputs[0]) ||
       !IsF32(g, op.inputs[1]) || !IsF32(g, op.outputs[0]))
     return nullptr;
@@ -102,7 +102,16 @@ std::unique_ptr<NodePrimitive> MakeConv(const graph::Graph& g, const graph::Node
         layouts.src == Layout::kBlocked ? p->user_src : any_src, any_w,
         bias ? p->bias : memory::desc(), layouts.dst == Layout::kBlocked ? p->user_dst : any_dst,
         win->strides, win->dilations, win->pad_l, win->pad_r);
-    dnnl::convolution_forward::primitive_desc pd(d, UserScratchpad(), Engine());
+    dnnl::primitive_attr attr = UserScratchpad();
+    if (post != nullptr) {
+      dnnl::post_ops ops;
+      ops.append_eltwise(
+          1.0f, post->relu ? dnnl::algorithm::eltwise_relu : dnnl::algorithm::eltwise_clip_v2,
+          post->alpha, post->beta);
+      attr.set_post_ops(ops);
+      p->post_op = true;
+    }
+    dnnl::convolution_forward::primitive_desc pd(d, attr, Engine());
     p->scratchpad = pd.scratchpad_desc();
     p->src = pd.src_desc();
     p->dst = pd.dst_desc();

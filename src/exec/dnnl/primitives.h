@@ -36,12 +36,18 @@ struct NodePrimitive {
   bool swap_sources = false;  // src is input 1, src1 input 0
   dnnl::memory::desc src1;
   float alpha = 0.0f, beta = 0.0f;  // eltwise: Clip's bounds the primitive was made with
+  bool post_op = false;             // Conv: made with its fused activation (ConvPostOp)
   // Layer normalisation: Scale (input 1) and, when has_shift, B (input 2), both of `scale`'s desc.
   bool norm = false, has_shift = false;
   dnnl::memory::desc scale;
   // LSTM: {S, B, I, H}; the recurrent weights, states and packed weights and bias.
   bool lstm = false;
-  std::vector<int64_t> lstm_dims;
+  std::vector<int64_t> lstm_dims;  // of one part: the batch is B / lstm_parts
+  // Made for a team of n > 1 threads when n divides the batch: the batch is cut into n parts, and
+  // each thread of the team runs the same one-thread primitive on its part (oneDNN's own
+  // multi-threaded LSTM synchronises the team at every time step: 2x slower than one thread on
+  // batch 8, hidden 64).
+  int lstm_parts = 1;
   dnnl::memory::desc user_w_iter, w_iter, src_iter, src_iter_c, dst_iter, dst_iter_c;
   dnnl::memory packed_w_iter, packed_bias;
   bool const_weights = false;  // input 1 is a graph initializer: reorder it once
@@ -60,9 +66,16 @@ struct Layouts {
   dnnl::memory::format_tag blocked = dnnl::memory::format_tag::undef;  // what kBlocked means
 };
 
+// An activation a Conv applies to its output as it writes it (a oneDNN eltwise post-op):
+// Relu, or Clip to [alpha, beta].
+struct ConvPostOp {
+  bool relu = false;
+  float alpha = 0.0f, beta = 0.0f;
+};
+
 // nullptr when oneDNN cannot run the node as given (unsupported attribute, dtype or shape).
 std::unique_ptr<NodePrimitive> MakeConv(const graph::Graph& graph, const graph::Node& op,
-                                        const Layouts& layouts);
+                                        const Layouts& layouts, const ConvPostOp* post = nullptr);
 std::unique_ptr<NodePrimitive> MakePool(const graph::Graph& graph, const graph::Node& op,
                                         const Layouts& layouts);
 

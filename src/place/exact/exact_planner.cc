@@ -170,7 +170,9 @@ void AddBaselinePlans(const PlanRequest& request, const std::string& self, const
     auto planner = MakePlanner(name);
     if (!planner.ok()) continue;
     PlanRequest sub = request;
-    sub.options.time_limit_s = std::max(1e-3, request.options.time_limit_s - start);
+    // Without a valid plan yet, a baseline gets the whole limit (its memory retries stop there).
+    sub.options.time_limit_s = have_valid ? std::max(1e-3, request.options.time_limit_s - start)
+                                          : request.options.time_limit_s;
     sub.planner_options = request.planner_options.Restrict((*planner)->Options());
     auto r = (*planner)->Plan(sub);
     const bool valid = r.ok() && plan::CheckPlan(r->plan, *request.cost, name).ok();

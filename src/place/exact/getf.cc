@@ -350,7 +350,8 @@ StatusOr<GetfResult> GetfMilp::Run(const Schedule* warm_start) {
   if (warm_start != nullptr) start = MipStart(*warm_start, horizon);
   HX_ASSIGN_OR_RETURN(MilpRun run, RunMilp(m_, std::move(start), settings, "getf", logger_));
   const milp::SolveResult& r = run.result;
-  result.bound = std::isfinite(r.bound) ? std::max(0.0, r.bound) : 0.0;
+  // CBC stopped before its first node has no bound: the combinatorial one stands in.
+  result.bound = std::max(MakespanLowerBound(p_), std::isfinite(r.bound) ? r.bound : 0.0);
   if (r.status == milp::SolveStatus::kInfeasible && warm_start == nullptr)
     return ResourceExhausted(
         "getf: infeasible group memory constraints: no assignment of the operators fits the "

@@ -287,6 +287,14 @@ StatusOr<MoiraiResult> MoiraiMilp::Run(const Schedule* warm_start) {
   }
   SetHorizon();
   result_.status = PlanStatus::kWarmStart;
+  // Until the solver says more (a MILP cut short before CBC's first node, or never solved): the
+  // combinatorial bound, and the warm start's gap to it.
+  result_.has_bound = true;
+  result_.bound = MakespanLowerBound(p_);
+  if (warm_ != nullptr) {
+    result_.bound = std::min(result_.bound, result_.model_objective);
+    GapToWarm();
+  }
   reach_ = Reachability(p_);
   const size_t estimate = EstimateConstraints();
   const bool too_large = estimate > options_.max_constraints;
@@ -329,7 +337,11 @@ StatusOr<MoiraiResult> MoiraiMilp::Run(const Schedule* warm_start) {
   settings.time_limit_s = std::max(kMinSolveSeconds, SecondsLeft());
   settings.progress_to_stderr = options_.progress_to_stderr;
   HX_ASSIGN_OR_RETURN(MilpRun run, RunMilp(m_, std::move(start), settings, "moirai", logger_));
-  if (run.kind == MilpRunKind::kFromSolution) return FromSolution(run);
+  if (run.kind == MilpRunKind::kFromSolution) {
+    result_.has_bound = false;  // a solution file proves nothing
+    result_.gap = 0.0;
+    return FromSolution(run);
+  }
   return FromSolve(run.result);
 }
 
@@ -370,9 +382,12 @@ MoiraiResult MoiraiMilp::BoundOnly() {
             " constraints (limit " + std::to_string(options_.max_constraints) +
             "); returning the warm start, with GETF's assignment bound (a relaxation of this "
             "model). Coarsen the graph first (--coarsen fusion) if it has fusable ops.");
-  if (SecondsLeft() < kMinSolveSeconds) {
+  if (SecondsLeft() < kMinSolveSeconds) {  // no time left for GETF's bound: the combinatorial one
+    result_.has_bound = true;
+    result_.bound = std::min(MakespanLowerBound(p_), result_.model_objective);
+    GapToWarm();
     result_.solve_time_s = clock_.ElapsedSeconds();
-    return result_;  // no time left even for the bound
+    return result_;
   }
   GetfOptions relax;
   relax.time_limit_s = SecondsLeft();
@@ -393,7 +408,9 @@ void MoiraiMilp::AddTasks() {
   x_.assign(n_, std::vector<Var>(D_));
   S_.resize(n_);
   C_.resize(n_);
-  makespan_ = m_.AddContinuous(0, horizon_, "makespan");
+  // No schedule beats the combinatorial bound: as the makespan's lower bound it lifts the LP
+  // relaxation's bound from the first node (a plan at the bound is then proven at once).
+  makespan_ = m_.AddContinuous(std::min(MakespanLowerBound(p_), horizon_), horizon_, "makespan");
   for (int i = 0; i < n_; ++i) {
     S_[i] = m_.AddContinuous(0, horizon_, "S_" + std::to_string(i));
     C_[i] = m_.AddContinuous(0, horizon_, "C_" + std::to_string(i));
@@ -642,8 +659,9 @@ StatusOr<MoiraiResult> FailWithoutSolution(const milp::SolveResult& r) {
 
 StatusOr<MoiraiResult> MoiraiMilp::FromSolve(const milp::SolveResult& r) {
   result_.solve_time_s = clock_.ElapsedSeconds();
-  result_.has_bound = std::isfinite(r.bound);
-  result_.bound = std::isfinite(r.bound) ? std::max(0.0, r.bound) : 0.0;
+  // CBC stopped before its first node has no bound: the combinatorial one stands in.
+  result_.has_bound = true;
+  result_.bound = std::max(MakespanLowerBound(p_), std::isfinite(r.bound) ? r.bound : 0.0);
   if (!r.has_solution()) {
     if (warm_ == nullptr) return FailWithoutSolution(r);
     result_.status = PlanStatus::kWarmStart;
@@ -669,7 +687,10 @@ StatusOr<MoiraiResult> MoiraiMilp::FromSolve(const milp::SolveResult& r) {
     result_.status = proven     ? PlanStatus::kOptimal
                      : improved ? PlanStatus::kTimeLimit
                                 : PlanStatus::kWarmStart;
-    result_.gap = r.gap;
+    result_.gap = std::isfinite(r.bound) ? r.gap : 0.0;
+    if (!std::isfinite(r.bound) && r.objective > 0)
+      result_.gap = std::max(0.0, (r.objective - result_.bound) / r.objective);
+    if (proven) result_.gap = 0.0;
   } else {
     // The incumbent is no better than the warm start: keep the warm start (the MILP's makespan for
     // its placement as the objective; the solver's bound stands for the MILP).

@@ -57,19 +57,22 @@ StatusOr<Schedule> EarliestTaskFirst(const SchedulingProblem& p,
     double start = kUnsupported, load = 0.0;
   };
   // The (ready task, device) pair that starts first among those `allowed` lets through.
-  auto pick = [&](const std::function<bool(int, int)>& allowed) {
+  auto pick = [&](const std::function<bool(int, int, TaskSlot)>& allowed) {
     Pick best;
     for (int t : ready) {
       int pinned = -1;
       if (!favourite_parent.empty() && favourite_parent[t] >= 0) {
         int d = s.device[favourite_parent[t]];
-        if (allowed(t, d)) pinned = d;
+        const double start =
+            std::max({device_free[d], ReadyTime(p, s, t, d), load_free[d] + p.load_time(t, d)});
+        if (allowed(t, d, {start, start + p.cost(t, d)})) pinned = d;
       }
       for (int d = 0; d < D; ++d) {
         if (pinned >= 0 && d != pinned) continue;
-        if (!allowed(t, d)) continue;
+        if (std::isinf(p.cost(t, d))) continue;
         const double load_done = load_free[d] + p.load_time(t, d);
         double start = std::max({device_free[d], ReadyTime(p, s, t, d), load_done});
+        if (!allowed(t, d, {start, start + p.cost(t, d)})) continue;
         bool better = start < best.start - 1e-12;
         if (!better && std::abs(start - best.start) <= 1e-12 && best.t >= 0)
           better = level[t] > level[best.t] + 1e-12 ||
@@ -81,12 +84,21 @@ StatusOr<Schedule> EarliestTaskFirst(const SchedulingProblem& p,
     return best;
   };
   for (int scheduled = 0; scheduled < n; ++scheduled) {
-    Pick best = pick([&](int t, int d) { return memory.Allows(t, d); });
+    Pick best = pick([&](int t, int d, TaskSlot slot) { return memory.Allows(t, d, slot); });
+    auto fits = [&](int t, int d, TaskSlot slot) { return memory.Fits(t, d, slot); };
     if (memory.CanRepack()) {  // the earliest start with free memory, when a new packing allows it
-      const Pick wanted = pick([&](int t, int d) { return memory.Fits(t, d); });
+      const Pick wanted = pick(fits);
       if (wanted.t >= 0 && (wanted.t != best.t || wanted.d != best.d) &&
-          memory.TryRepack(wanted.t, wanted.d))
+          memory.TryRepack(wanted.t, wanted.d,
+                           {wanted.start, wanted.start + p.cost(wanted.t, wanted.d)}))
         best = wanted;
+    }
+    // No pair the reservation allows (live activations it could not foresee): the earliest start
+    // on any device with room.
+    if (best.t < 0) {
+      best = pick(fits);
+      if (best.t >= 0)  // a packing of the rest around it, when one exists
+        memory.TryRepack(best.t, best.d, {best.start, best.start + p.cost(best.t, best.d)});
     }
     if (best.t < 0) {
       // Every ready task is out of memory everywhere: name the first.
@@ -102,7 +114,7 @@ StatusOr<Schedule> EarliestTaskFirst(const SchedulingProblem& p,
     s.finish[best_t] = best_start + p.cost(best_t, best_d);
     device_free[best_d] = s.finish[best_t];
     load_free[best_d] = best_load;
-    memory.Place(best_t, best_d);
+    memory.Place(best_t, best_d, {best_start, best_start + p.cost(best_t, best_d)});
     s.makespan = std::max(s.makespan, s.finish[best_t]);
     ready.erase(std::find(ready.begin(), ready.end(), best_t));
     for (int e : p.out_edges(best_t))
@@ -126,8 +138,13 @@ StatusOr<Schedule> ScheduleMTopo(const SchedulingProblem& p) {
     // Move on when the device holds its share (or cannot run the task at all); when every device
     // holds its share, the rounding remainder goes wherever capacity is left.
     auto share = [&](int dev) { return std::min(p.device_memory(dev), total / D * (1 + 1e-9)); };
+    auto slot = [&](int dev) {
+      const double start = std::max(
+          {device_free[dev], ReadyTime(p, s, t, dev), load_free[dev] + p.load_time(t, dev)});
+      return TaskSlot{start, start + p.cost(t, dev)};
+    };
     auto fits = [&](int dev, bool within_share) {
-      if (!reservation.Allows(t, dev)) return false;
+      if (!reservation.Allows(t, dev, slot(dev))) return false;
       return !within_share || memory[dev] == 0 || memory[dev] + p.task_memory(t) <= share(dev);
     };
     int chosen = -1;
@@ -136,6 +153,10 @@ StatusOr<Schedule> ScheduleMTopo(const SchedulingProblem& p) {
         if (fits((d + k) % D, within_share)) chosen = (d + k) % D;
       if (chosen >= 0) break;
     }
+    // No device the reservation allows (live activations it could not foresee): the next device
+    // with room.
+    for (int k = 0; k < D && chosen < 0; ++k)
+      if (reservation.Fits(t, (d + k) % D, slot((d + k) % D))) chosen = (d + k) % D;
     if (chosen < 0) {
       return ResourceExhausted("task '" + p.name(t) + "' (" +
                                std::to_string(static_cast<int64_t>(p.task_memory(t))) +
@@ -150,7 +171,7 @@ StatusOr<Schedule> ScheduleMTopo(const SchedulingProblem& p) {
     device_free[d] = s.finish[t];
     load_free[d] = load_done;
     memory[d] += p.task_memory(t);
-    reservation.Place(t, d);
+    reservation.Place(t, d, {start, s.finish[t]});
     s.makespan = std::max(s.makespan, s.finish[t]);
   }
   return s;
@@ -221,10 +242,22 @@ StatusOr<std::vector<int>> FavouriteChildren(const SchedulingProblem& p, double 
 
 StatusOr<Schedule> ScheduleMSct(const SchedulingProblem& p, double lp_time_limit_s) {
   HX_ASSIGN_OR_RETURN(std::vector<int> child, FavouriteChildren(p, lp_time_limit_s));
+  return ScheduleMSctWith(p, child);
+}
+
+StatusOr<Schedule> ScheduleMSctWith(const SchedulingProblem& p, const std::vector<int>& child) {
+  if (static_cast<int>(child.size()) != p.num_tasks())
+    return InvalidArgument("m-sct: one favourite child per task expected");
   std::vector<int> parent(p.num_tasks(), -1);
   for (int t = 0; t < p.num_tasks(); ++t)
     if (child[t] >= 0) parent[child[t]] = t;
-  return EarliestTaskFirst(p, parent);
+  StatusOr<Schedule> pinned = EarliestTaskFirst(p, parent);
+  // A favourite child is a preference: when following them leaves a task no room (live
+  // activations pile up where the chains run; swin-6.6b on moirai-inter), the schedule without
+  // them (m-ETF's).
+  if (!pinned.ok() && pinned.status().code() == StatusCode::kResourceExhausted)
+    return EarliestTaskFirst(p, {});
+  return pinned;
 }
 
 }  // namespace hx::place

@@ -12,28 +12,42 @@
 namespace hx::place {
 namespace {
 
-using ScheduleFn = std::function<StatusOr<Schedule>(const SchedulingProblem&, const PlanRequest&)>;
+using ScheduleFn = std::function<StatusOr<Schedule>(const SchedulingProblem&)>;
+// Makes the schedule function of one request from its problem (m-SCT solves its LP here, once for
+// all of PlanWithinMemory's tries).
+using ScheduleFnFactory =
+    std::function<StatusOr<ScheduleFn>(const SchedulingProblem&, const PlanRequest&)>;
+
+// A factory for a scheduler that needs nothing but the problem.
+template <typename Fn>
+ScheduleFnFactory Plainly(Fn fn) {
+  return [fn](const SchedulingProblem&, const PlanRequest&) -> StatusOr<ScheduleFn> {
+    return ScheduleFn(fn);
+  };
+}
 
 class SchedulePlanner final : public Planner {
  public:
-  SchedulePlanner(std::string name, std::string description, ScheduleFn fn)
+  SchedulePlanner(std::string name, std::string description, ScheduleFnFactory fn)
       : name_(std::move(name)), description_(std::move(description)), fn_(std::move(fn)) {}
   std::string Name() const override { return name_; }
   std::string Description() const override { return description_; }
   StatusOr<PlanResult> Plan(const PlanRequest& request) override {
-    HX_ASSIGN_OR_RETURN(GraphProblem problem, BuildGraphProblem(*request.cost));
+    ProblemBuildOptions build;
+    build.live_activations = true;
+    HX_ASSIGN_OR_RETURN(GraphProblem problem, BuildGraphProblem(*request.cost, build));
+    HX_ASSIGN_OR_RETURN(ScheduleFn schedule, fn_(problem.problem, request));
     PlanResult result;
-    HX_ASSIGN_OR_RETURN(result.plan,
-                        PlanWithinMemory(
-                            problem, *request.cost,
-                            [&](const SchedulingProblem& p) { return fn_(p, request); }, name_));
+    // The memory retries stop at the time limit (the first try always runs).
+    HX_ASSIGN_OR_RETURN(result.plan, PlanWithinMemory(problem, *request.cost, schedule, name_, 5,
+                                                      request.options.time_limit_s));
     result.status = PlanStatus::kHeuristic;
     return result;
   }
 
  private:
   std::string name_, description_;
-  ScheduleFn fn_;
+  ScheduleFnFactory fn_;
 };
 
 }  // namespace
@@ -41,28 +55,31 @@ class SchedulePlanner final : public Planner {
 std::unique_ptr<Planner> MakeHeftPlanner() {
   return std::make_unique<SchedulePlanner>(
       "heft", "HEFT (Topcuoglu et al. 2002): upward rank, insertion-based earliest finish time",
-      [](const SchedulingProblem& p, const PlanRequest&) { return ScheduleHeft(p); });
+      Plainly([](const SchedulingProblem& p) { return ScheduleHeft(p); }));
 }
 std::unique_ptr<Planner> MakePeftPlanner() {
   return std::make_unique<SchedulePlanner>(
       "peft", "PEFT (Arabnejad and Barbosa 2014): optimistic cost table",
-      [](const SchedulingProblem& p, const PlanRequest&) { return SchedulePeft(p); });
+      Plainly([](const SchedulingProblem& p) { return SchedulePeft(p); }));
 }
 std::unique_ptr<Planner> MakeMTopoPlanner() {
   return std::make_unique<SchedulePlanner>(
       "m-topo", "Baechi m-TOPO: topological order filling equal memory shares",
-      [](const SchedulingProblem& p, const PlanRequest&) { return ScheduleMTopo(p); });
+      Plainly([](const SchedulingProblem& p) { return ScheduleMTopo(p); }));
 }
 std::unique_ptr<Planner> MakeMEtfPlanner() {
   return std::make_unique<SchedulePlanner>(
       "m-etf", "Baechi m-ETF: memory-constrained earliest task first",
-      [](const SchedulingProblem& p, const PlanRequest&) { return ScheduleMEtf(p); });
+      Plainly([](const SchedulingProblem& p) { return ScheduleMEtf(p); }));
 }
 std::unique_ptr<Planner> MakeMSctPlanner() {
   return std::make_unique<SchedulePlanner>(
       "m-sct", "Baechi m-SCT: favourite children from an LP relaxation, then m-ETF",
-      [](const SchedulingProblem& p, const PlanRequest& r) {
-        return ScheduleMSct(p, std::min(10.0, r.options.time_limit_s));
+      [](const SchedulingProblem& p, const PlanRequest& r) -> StatusOr<ScheduleFn> {
+        HX_ASSIGN_OR_RETURN(std::vector<int> child,
+                            FavouriteChildren(p, std::min(10.0, r.options.time_limit_s)));
+        return ScheduleFn(
+            [child](const SchedulingProblem& q) { return ScheduleMSctWith(q, child); });
       });
 }
 

@@ -35,6 +35,34 @@ struct DeviceTimeline {
   }
 };
 
+struct Choice {
+  int device = -1;
+  double key = kUnsupported, start = 0.0, eft = kUnsupported, load = 0.0;
+  // Ties: lower EFT, then the lower device index (deterministic).
+  bool Beats(const Choice& o) const {
+    return key < o.key - 1e-12 || (std::abs(key - o.key) <= 1e-12 && eft < o.eft - 1e-12);
+  }
+};
+
+// The best of the `fitting` devices that the reservation allows; a better one when a new packing
+// of the tasks still to come leaves room there (TryRepack). When the reservation allows none (live
+// activations it could not foresee), the best device a new packing allows, else the best with room
+// for the task: the next-best device instead of failing. No device (-1) when none fits.
+Choice ChooseWithinReservation(int t, std::vector<Choice> fitting, MemoryReservation& memory) {
+  std::stable_sort(fitting.begin(), fitting.end(),
+                   [](const Choice& a, const Choice& b) { return a.Beats(b); });
+  if (fitting.empty()) return Choice{};
+  size_t allowed = 0;
+  while (allowed < fitting.size() &&
+         !memory.Allows(t, fitting[allowed].device, {fitting[allowed].start, fitting[allowed].eft}))
+    ++allowed;
+  const size_t tries = allowed < fitting.size() ? std::min<size_t>(allowed, 1) : fitting.size();
+  for (size_t i = 0; i < tries; ++i)
+    if (memory.TryRepack(t, fitting[i].device, {fitting[i].start, fitting[i].eft}))
+      return fitting[i];
+  return allowed < fitting.size() ? fitting[allowed] : fitting.front();
+}
+
 }  // namespace
 
 std::vector<double> UpwardRanks(const SchedulingProblem& p) {
@@ -87,22 +115,14 @@ StatusOr<Schedule> ScheduleInOrder(const SchedulingProblem& p, const std::vector
   MemoryReservation memory(p);
   std::vector<double> load_free(D, 0.0);  // when each device's host-to-device engine is next free
   std::vector<bool> done(n, false);
-  struct Choice {
-    int device = -1;
-    double key = kUnsupported, start = 0.0, eft = kUnsupported, load = 0.0;
-    // Ties: lower EFT, then the lower device index (deterministic).
-    bool Beats(const Choice& o) const {
-      return key < o.key - 1e-12 || (std::abs(key - o.key) <= 1e-12 && eft < o.eft - 1e-12);
-    }
-  };
   for (int t : order) {
     for (int e : p.in_edges(t))
       if (!done[p.edges()[e].src])
         return InvalidArgument("priority order is not topological at task '" + p.name(t) + "'");
-    // The best device of all with free memory (`wanted`), and of those the reservation allows.
-    Choice wanted, allowed;
+    // The devices with room for the task, best first.
+    std::vector<Choice> fitting;
     for (int d = 0; d < D; ++d) {
-      if (!memory.Fits(t, d)) continue;
+      if (std::isinf(p.cost(t, d))) continue;
       Choice c;
       c.device = d;
       double ready = 0.0;
@@ -114,13 +134,9 @@ StatusOr<Schedule> ScheduleInOrder(const SchedulingProblem& p, const std::vector
       c.start = timeline[d].EarliestStart(std::max(ready, c.load), p.cost(t, d));
       c.eft = c.start + p.cost(t, d);
       c.key = c.eft + (extra.empty() ? 0.0 : extra[t][d]);
-      if (c.Beats(wanted)) wanted = c;
-      if (memory.Allows(t, d) && c.Beats(allowed)) allowed = c;
+      if (memory.Fits(t, d, {c.start, c.eft})) fitting.push_back(c);
     }
-    const Choice& best =
-        wanted.device >= 0 && wanted.device != allowed.device && memory.TryRepack(t, wanted.device)
-            ? wanted
-            : allowed;
+    const Choice best = ChooseWithinReservation(t, fitting, memory);
     if (best.device < 0) {
       return ResourceExhausted("task '" + p.name(t) + "' (" + std::to_string(p.task_memory(t)) +
                                " bytes) fits on no device it supports: memory is full");
@@ -129,7 +145,7 @@ StatusOr<Schedule> ScheduleInOrder(const SchedulingProblem& p, const std::vector
     s.start[t] = best.start;
     s.finish[t] = best.eft;
     timeline[best.device].Insert(best.start, best.eft);
-    memory.Place(t, best.device);
+    memory.Place(t, best.device, {best.start, best.eft});
     load_free[best.device] = best.load;
     done[t] = true;
     s.makespan = std::max(s.makespan, best.eft);

@@ -11,6 +11,7 @@ constexpr double kSlack = 1e-9;  // relative tolerance on byte sums held in doub
 
 MemoryReservation::MemoryReservation(const SchedulingProblem& problem)
     : p_(&problem),
+      live_(problem),
       reserved_(problem.num_tasks(), -1),
       used_(problem.num_devices(), 0.0),
       held_(problem.num_devices(), 0.0) {
@@ -57,23 +58,42 @@ bool MemoryReservation::Pack(std::vector<double> room, int skip, bool best_fit,
   return true;
 }
 
-bool MemoryReservation::Fits(int task, int device) const {
-  return !std::isinf(p_->cost(task, device)) && p_->task_memory(task) <= Free(device);
+bool MemoryReservation::HasCapacity(int task, int device, TaskSlot slot, double held) const {
+  if (!live_.active()) return true;
+  const double capacity = p_->device_capacity(device);
+  if (std::isinf(capacity)) return true;
+  const double room = capacity * (1 + kSlack) - used_[device] - held - p_->task_memory(task);
+  if (live_.PeakWith(task, device, slot) <= room) return true;
+  return !live_.Appends(device, slot) && live_.ExactPeakWith(task, device, slot) <= room;
 }
 
-bool MemoryReservation::Allows(int task, int device) const {
-  if (!Fits(task, device)) return false;
-  const double need = p_->task_memory(task);
+bool MemoryReservation::Fits(int task, int device, TaskSlot slot) const {
+  return !std::isinf(p_->cost(task, device)) && p_->task_memory(task) <= Free(device) &&
+         HasCapacity(task, device, slot, 0.0);
+}
+
+bool MemoryReservation::Allows(int task, int device, TaskSlot slot) const {
+  if (!Fits(task, device, slot)) return false;
   if (!active_) return true;
+  // The weights reserved here for other tasks (the task's own reservation is part of held_).
+  const double others = held_[device] - (reserved_[task] == device ? p_->task_memory(task) : 0.0);
+  if (!HasCapacity(task, device, slot, others)) return false;
   if (reserved_[task] == device) return true;
-  return held_[device] + need <= Free(device);
+  return held_[device] + p_->task_memory(task) <= Free(device);
 }
 
-bool MemoryReservation::TryRepack(int task, int device) {
+bool MemoryReservation::TryRepack(int task, int device, TaskSlot slot) {
   if (!active_ || repacks_ >= kMaxRepacks || std::isinf(p_->cost(task, device))) return false;
   ++repacks_;
   std::vector<double> room(p_->num_devices());
-  for (int d = 0; d < p_->num_devices(); ++d) room[d] = Free(d);
+  for (int d = 0; d < p_->num_devices(); ++d) {
+    room[d] = Free(d);
+    if (live_.active() && !std::isinf(p_->device_capacity(d)))
+      room[d] = std::min(room[d], p_->device_capacity(d) - used_[d] - live_.peak(d));
+  }
+  if (live_.active() && !std::isinf(p_->device_capacity(device)))
+    room[device] = std::min(room[device], p_->device_capacity(device) - used_[device] -
+                                              live_.PeakWith(task, device, slot));
   room[device] -= p_->task_memory(task);
   if (room[device] < 0) return false;
   for (bool best_fit : {true, false}) {
@@ -90,8 +110,9 @@ bool MemoryReservation::TryRepack(int task, int device) {
   return false;
 }
 
-void MemoryReservation::Place(int task, int device) {
+void MemoryReservation::Place(int task, int device, TaskSlot slot) {
   const double need = p_->task_memory(task);
+  live_.Place(task, device, slot, p_->device_capacity(device) - used_[device] - need);
   if (active_ && reserved_[task] >= 0) held_[reserved_[task]] -= need;
   reserved_[task] = -1;
   used_[device] += need;

@@ -8,7 +8,8 @@
 //   m-SCT:  small communication times: an LP relaxation picks each task's favourite child (at most
 //   one
 //           per task and one favourite parent per task, Hanen and Munier's formulation); the
-//           favourite child then runs on its parent's device, the rest as in m-ETF.
+//           favourite child then runs on its parent's device, the rest as in m-ETF; when
+//           following them leaves a task no room, the schedule without them.
 
 #include <vector>
 
@@ -20,6 +21,10 @@ namespace hx::place {
 StatusOr<Schedule> ScheduleMTopo(const SchedulingProblem& problem);
 StatusOr<Schedule> ScheduleMEtf(const SchedulingProblem& problem);
 StatusOr<Schedule> ScheduleMSct(const SchedulingProblem& problem, double lp_time_limit_s = 10.0);
+// m-SCT's schedule from favourite children already chosen (FavouriteChildren), so that the
+// memory retries of a planner solve the LP once.
+StatusOr<Schedule> ScheduleMSctWith(const SchedulingProblem& problem,
+                                    const std::vector<int>& favourite_child);
 
 // m-SCT's favourite child of every task (-1 when none), from the LP relaxation.
 StatusOr<std::vector<int>> FavouriteChildren(const SchedulingProblem& problem,
