@@ -30,12 +30,18 @@ bool IsEltwise(const std::string& t) { return t == "Relu" || t == "Clip"; }
 bool IsBinary(const std::string& t) { return t == "Add" || t == "Sub" || t == "Mul" || t == "Div"; }
 
 // `in`: the inputs of a run (Clip's bounds), or null while preparing; `post`: a Conv's fused
-// activation, if any.
+// activation, if any. One thread at a time makes primitives: oneDNN's primitive cache hands a
+// primitive descriptor one thread built to another thread making the same primitive, and the locks
+// that order the two live inside libdnnl, which a ThreadSanitizer build does not instrument (it
+// reported the hand-over as a race). A node's primitive is made once per team size, off the hot
+// path, so the lock costs a first run little.
 std::unique_ptr<NodePrimitive> Make(const graph::Graph& g, const graph::Node& op,
                                     const dnnl_impl::Layouts& layouts,
                                     const std::vector<TensorRef>* in = nullptr,
                                     const dnnl_impl::ConvPostOp* post = nullptr) {
   if (!op.is_op() || !(op.domain.empty() || op.domain == "ai.onnx")) return nullptr;
+  static std::mutex making;
+  const std::lock_guard<std::mutex> one_at_a_time(making);
   if (op.op_type == "Conv") return dnnl_impl::MakeConv(g, op, layouts, post);
   if (IsPool(op.op_type)) return dnnl_impl::MakePool(g, op, layouts);
   if (IsEltwise(op.op_type)) return dnnl_impl::MakeEltwise(g, op, in);
