@@ -422,6 +422,24 @@ def auto_report(results):
     return lines + [""]
 
 
+def no_plan_report(results):
+    """The cases where `auto` found no plan, with its message (the memory arithmetic: total need
+    against total capacity, the largest operator no device holds)."""
+    lines = []
+    for r in results:
+        if "error" in r:
+            msg = r["error"]
+        else:
+            auto = {x["algo"]: x for x in r["doc"]["results"]}.get("auto")
+            if auto is None or latency_of(auto) is not None:
+                continue
+            msg = auto.get("error", "no plan")
+        lines.append(f"- {r['case']['name']}: {' '.join(msg.split())}")
+    if not lines:
+        return []
+    return ["Cases without a plan from `auto`, and why:", ""] + lines + [""]
+
+
 # Workloads whose optimum under their own model is known (proved by our MILP and by MOIRAI's authors).
 KNOWN_OPTIMA_MS = {"example-1.csv": 30.0}
 
@@ -564,6 +582,7 @@ def main():
             results.append(r)
         lines += group_report(g, title, results, img_dir, "img", args.time_limit)
         lines += auto_report(results)
+        lines += no_plan_report(results)
         if g == "sortinghat":
             lines += sortinghat_discussion(results)
         if g == "workloads":
