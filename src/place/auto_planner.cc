@@ -30,6 +30,22 @@ const char* const kExactPlanners[] = {"moirai", "efficientmip", "getf", "sorting
 // plan within 0.3 s, did not).
 constexpr double kMinExactSeconds = 0.4;
 
+// The registered exact planners in the order they get the time left. SortingHat's model is the
+// exact form of DeepPlan's load parallelism (weights over every host link at once), so when
+// `deepplan` won the fast round, the run is load-bound and SortingHat goes first; otherwise the
+// scheduling MILPs (MOIRAI, GETF) and EfficientMIP lead, as listed.
+std::vector<std::string> ExactOrder(const std::vector<std::string>& registered,
+                                    const std::string& fast_winner) {
+  std::vector<std::string> order;
+  for (const char* name : kExactPlanners)
+    if (std::find(registered.begin(), registered.end(), name) != registered.end())
+      order.push_back(name);
+  auto sortinghat = std::find(order.begin(), order.end(), "sortinghat");
+  if (fast_winner == "deepplan" && sortinghat != order.end())
+    std::rotate(order.begin(), sortinghat, sortinghat + 1);
+  return order;
+}
+
 bool HasKind(const hw::Cluster& cluster, hw::DeviceKind kind) {
   return !cluster.DevicesOfKind(kind).empty();
 }
@@ -112,9 +128,7 @@ class AutoPlanner final : public Planner {
     }
     // The exact planners share what is left evenly (time one does not use goes to the next),
     // keeping a little for checking and simulating each plan (RunPlanner).
-    std::vector<std::string> exact;
-    for (const char* name : kExactPlanners)
-      if (registered(name)) exact.push_back(name);
+    const std::vector<std::string> exact = ExactOrder(known, best_name);
     const double reserve = std::min(0.5, 0.05 * limit);
     for (size_t i = 0; i < exact.size(); ++i) {
       const double left = limit - reserve - watch.ElapsedSeconds();
