@@ -1,6 +1,6 @@
 // `auto`: a portfolio. The fast planners run first, in a fixed order, each while it would end
-// within the time limit at the longest time one has taken so far (at least one always runs); each
-// plan is checked and simulated (RunPlanner) and the fastest simulated plan wins, ties to the
+// within the time limit at the longest time one has taken so far (all run until one has a plan);
+// each plan is checked and simulated (RunPlanner) and the fastest simulated plan wins, ties to the
 // earlier planner. When time remains, the exact planners that are registered (MOIRAI, EfficientMIP,
 // GETF, SortingHat) share what is left (an even share each, at least kMinExactSeconds, while that
 // much is left) and compete the same way. `detail` names the winner and every contender's latency.
@@ -18,10 +18,11 @@
 namespace hx::place {
 namespace {
 
-// The fast planners, the likelier winners first (m-etf and m-sct win more of the suite's cases than
-// peft), so that a loaded machine's time limit skips the rarer winners.
-const char* const kFastPlanners[] = {"single", "heft",     "m-etf",  "m-sct",   "peft",
-                                     "m-topo", "deepplan", "chrion", "pipeline"};
+// The fast planners, the likelier winners of the placement suite first (pipeline wins Chrion's
+// LSTMs and some workloads; m-sct, whose LP takes half its limit, wins no case alone; m-topo is
+// the slowest plan nearly everywhere), so that a short or loaded limit skips the rarer winners.
+const char* const kFastPlanners[] = {"single",   "heft",   "peft",   "m-etf", "pipeline",
+                                     "deepplan", "chrion", "m-topo", "m-sct"};
 const char* const kExactPlanners[] = {"moirai", "efficientmip", "getf", "sortinghat"};
 // An exact planner is only worth starting with this much time left (a MILP stopped in CBC's
 // preprocessing has nothing to offer, and CBC has crashed there on limits of a few ms). Each gets
@@ -119,7 +120,7 @@ class AutoPlanner final : public Planner {
       if (!registered(name)) continue;
       if (std::string(name) == "chrion" && !hybrid) continue;
       const double now = watch.ElapsedSeconds();
-      if (runs > 0 && (now >= limit || StopRequested() || !fast_budget.Admit(name, now))) {
+      if (best && (now >= limit || StopRequested() || !fast_budget.Admit(name, now))) {
         skipped += (skipped.empty() ? "" : ", ") + std::string(name);
         continue;
       }
