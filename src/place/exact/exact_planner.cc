@@ -27,7 +27,7 @@ std::string PartPath(const std::string& path, int index) {
 // The fast planners every exact planner's answer is compared with (bullet "never slower than the
 // obvious plan"): each is run on the request when registered, and kept as a warm plan when it
 // passes the validator.
-const char* const kBaselines[] = {"single", "heft", "peft", "m-etf", "m-topo"};
+const char* const kBaselines[] = {"single", "heft", "peft", "m-etf", "m-topo", "m-sct"};
 
 }  // namespace
 

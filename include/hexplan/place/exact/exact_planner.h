@@ -123,8 +123,9 @@ struct ExactAnswer {
   std::vector<WarmPlan> warm_plans;
   bool from_solution_file = false;  // a --solution plan is returned as read, never replaced
   // The model's own plan is returned even when a fast planner's is faster (an ablation whose
-  // effect must show); else the skeleton adds the plans of `single`, `heft`, `peft`, `m-etf` and
-  // `m-topo` to the warm plans, so that an exact planner is never slower than the obvious plan.
+  // effect must show); else the skeleton adds the plans of `single`, `heft`, `peft`, `m-etf`,
+  // `m-topo` and `m-sct` to the warm plans, so that an exact planner is never slower than the
+  // obvious plan (or than Baechi's planners, MOIRAI's baselines).
   bool keep_own_plan = false;
   std::string kept_warm_start;  // set by the skeleton: the name of the warm start kept
 };
