@@ -19,9 +19,9 @@ namespace hx::place {
 namespace {
 
 // The fast planners, the likelier winners of the placement suite first (pipeline wins Chrion's
-// LSTMs and some workloads, and m-etf is slower than it there; m-sct, whose LP takes half its
-// limit, wins no case alone; m-topo is the slowest plan nearly everywhere), so that a short or
-// loaded limit skips the rarer winners.
+// LSTMs and some workloads, where m-etf is slower than it; m-sct, whose LP takes half its limit,
+// wins no case alone; m-topo is the slowest plan nearly everywhere), so that a short or loaded
+// limit skips the rarer winners.
 const char* const kFastPlanners[] = {"single",   "heft",   "peft",   "pipeline", "m-etf",
                                      "deepplan", "chrion", "m-topo", "m-sct"};
 const char* const kExactPlanners[] = {"moirai", "efficientmip", "getf", "sortinghat"};
