@@ -30,7 +30,12 @@ for gpu, pre, vals in (("A100 80GB SXM4", "dgx-a100", {(1,1):234.0,(1,2):171.7,(
                        ("H100 80GB HBM3", "dgx-h100", {(1,1):153.8,(1,2):128.6,(1,4):107.4,(1,8):97.6,(8,1):199.2,(8,2):156.2,(8,4):134.6,(8,8):129.1})):
   for (b, tp), v in vals.items():
     rows.append((f"Llama-2-7B, TP {tp}, {gpu}, batch {b}, 128 / 20", "openllama-7b", f"{pre}:gpus={tp}" if tp < 8 else pre, b, 128, 19, v, "NeMo"))
-ENGINE = {"FT": "fused (FT C++)", "TRT-tput": "fused (TRT-LLM C++)", "TRT": "fused (TRT-LLM C++)", "NeMo": "fused (TRT-LLM, Python runtime)"}
+# LMDeploy v0.1.0a1 docs/en/benchmark/a100_fp16.md, "Static Inference Benchmark", llama2-7b, A100-80G,
+# TP 1, batch 1 (TurboMind): out tok/s of one request at a time (6 rounds of random prompts, ignore_eos)
+# -> ms per request = out / tok/s; out - 1 decode steps after the context pass.
+for i, o, tps in ((1, 128, 100.02), (128, 128, 102.21), (128, 2048, 98.92), (2048, 128, 86.1), (2048, 2048, 93.78)):
+  rows.append((f"Llama-2-7B, TP 1, A100-80G, batch 1, {i} / {o} ({tps} tok/s)", "openllama-7b", "dgx-a100:gpus=1", 1, i, o - 1, round(o / tps * 1e3, 1), "LMDeploy"))
+ENGINE = {"FT": "fused (FT C++)", "LMDeploy": "fused (TurboMind C++)", "TRT-tput": "fused (TRT-LLM C++)", "TRT": "fused (TRT-LLM C++)", "NeMo": "fused (TRT-LLM, Python runtime)"}
 
 
 def ours(model, cl, b, i, o, engine):

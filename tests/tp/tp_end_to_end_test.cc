@@ -100,6 +100,24 @@ TEST(TpEndToEndTest, TensorRtLlmLlama7bThroughputOnOneA100WithinTenPercentFused)
   }
 }
 
+// LMDeploy v0.1.0a1 docs/en/benchmark/a100_fp16.md (commit ebe90bc9), llama2-7b, A100-80G, TP 1,
+// batch 1 (TurboMind, FP16): output tokens/s of one request at a time -> ms per request =
+// output / tok/s; output - 1 decode steps after the context pass.
+constexpr PublishedLatency kLmDeployLlama2Batch1[] = {
+    {1, 1, 127, 128 / 100.02 * 1e3},     {1, 128, 127, 128 / 102.21 * 1e3},
+    {1, 128, 2047, 2048 / 98.92 * 1e3},  {1, 2048, 127, 128 / 86.1 * 1e3},
+    {1, 2048, 2047, 2048 / 93.78 * 1e3},
+};
+
+TEST(TpEndToEndTest, LmDeployLlama2OnOneA100WithinTenPercentFused) {
+  for (const PublishedLatency& p : kLmDeployLlama2Batch1) {
+    double fused = Llama7bMs("A100-SXM4-80GB", 1, p, TpEngine::kFused);
+    std::printf("  LMDeploy Llama-2-7B batch 1, %d/%d: published %.0f ms, fused %.0f\n",
+                p.input_len, p.output_len + 1, p.total_ms, fused);
+    EXPECT_LT(std::abs(fused / p.total_ms - 1.0), 0.10) << p.input_len << "/" << p.output_len + 1;
+  }
+}
+
 struct NemoRow {
   const char* model;
   int gpus, batch;
