@@ -161,10 +161,6 @@ StatusOr<DeviceFits> PipeDreamFits(const std::string& data_dir) {
   return d;
 }
 
-}  // namespace
-
-namespace {
-
 // One model's predicted / measured ratios, each half.
 struct ModelRatios {
   std::vector<double> fitted, held_out;
