@@ -73,6 +73,10 @@ nlohmann::json DeviceJson(const DeviceFits& d) {
     models.push_back({{"model", m.model},
                       {"all", ErrorsJson(m.all)},
                       {"held_out", ErrorsJson(m.held_out)},
+                      {"speed_factor", m.speed_factor},
+                      {"shape_all", ErrorsJson(m.shape_all)},
+                      {"shape_fitted", ErrorsJson(m.shape_fitted)},
+                      {"shape_held_out", ErrorsJson(m.shape_held_out)},
                       {"bound_median", m.bound},
                       {"pass", m.pass}});
   for (const auto& c : d.collectives) {
@@ -133,17 +137,26 @@ void PrintClasses(const DeviceFits& d) {
   }
 }
 
+// PipeDream's per-model medians: absolute, and of the shape (after the model's speed factor,
+// set on its fitted half), which the bound is on.
+void PrintModels(const DeviceFits& d) {
+  std::printf("  %-24s %6s %10s %9s %7s %10s %9s %6s  %s\n", "PipeDream model", "layers",
+              "median err", "held-out", "factor", "shape err", "held-out", "bound", "result");
+  for (const auto& m : d.models)
+    std::printf("  %-24s %6d %9.1f%% %8.1f%% %7.2f %9.1f%% %8.1f%% %5.0f%%  %s\n", m.model.c_str(),
+                m.all.samples, 100 * m.all.median, 100 * m.held_out.median, m.speed_factor,
+                100 * m.shape_all.median, 100 * m.shape_held_out.median, 100 * m.bound,
+                PassText(m.pass));
+  std::printf(
+      "  (factor: measured / predicted, geomean over the model's fitted half; the shape\n"
+      "  errors are after it, the bound is on them)\n");
+}
+
 void PrintDevice(const DeviceFits& d) {
   std::printf("%s  (%s peak %.1f TFLOP/s, %.0f GB/s; data: %s)\n", d.model.c_str(), d.dtype.c_str(),
               d.peak.flops_per_s / 1e12, d.peak.bytes_per_s / 1e9, d.measured_on.c_str());
   PrintClasses(d);
-  if (!d.models.empty()) {
-    std::printf("  %-28s %7s %13s %16s %6s  %s\n", "PipeDream model", "layers", "median err",
-                "median held-out", "bound", "result");
-    for (const auto& m : d.models)
-      std::printf("  %-28s %7d %12.1f%% %15.1f%% %5.0f%%  %s\n", m.model.c_str(), m.all.samples,
-                  100 * m.all.median, 100 * m.held_out.median, 100 * m.bound, PassText(m.pass));
-  }
+  if (!d.models.empty()) PrintModels(d);
   if (!d.collectives.empty()) {
     std::printf("  %-26s %4s %5s %7s %8s %9s %6s %9s %9s  %s\n", "all_reduce system", "gpus",
                 "lines", "samples", "fit err", "held-out", "bound", "lat fit", "lat NCCL",

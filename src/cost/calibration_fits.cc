@@ -18,6 +18,7 @@ constexpr double kOperatorBound = 0.10;  // issue 21: geomean per operator class
 
 struct Fitted {
   std::vector<ClassFitResult> classes;
+  std::vector<OpSample> fitted;    // every class's fitted half
   std::vector<OpSample> held_out;  // every class's held-out half
 };
 
@@ -73,6 +74,7 @@ StatusOr<Fitted> FitClasses(const std::vector<OpSample>& samples, const DevicePe
     r.operators = ErrorsByGroup(r.fit, peak, fitted, held_out, true);
     r.pass = WithinBound(r);
     out.classes.push_back(std::move(r));
+    out.fitted.insert(out.fitted.end(), fitted.begin(), fitted.end());
     out.held_out.insert(out.held_out.end(), held_out.begin(), held_out.end());
   }
   return out;
@@ -109,29 +111,11 @@ StatusOr<DeviceFits> OperatorFits(const std::string& model, const std::string& m
 
 // The per-model median errors of PipeDream's layers under the class fits.
 std::vector<ModelErrors> PipeDreamModelErrors(const DeviceFits& d,
-                                              const std::vector<OpSample>& samples,
+                                              const std::vector<OpSample>& fitted,
                                               const std::vector<OpSample>& held_out) {
-  std::map<OpClass, const ClassFit*> fits;
-  for (const ClassFitResult& r : d.classes) fits[r.op_class] = &r.fit;
-  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> errors;
-  auto add = [&](const OpSample& s, bool is_held_out) {
-    auto it = fits.find(s.op_class);
-    if (it == fits.end()) return;
-    double e = std::abs(MeasuredSeconds(*it->second, d.peak, s) / s.seconds - 1.0);
-    (is_held_out ? errors[s.group].second : errors[s.group].first).push_back(e);
-  };
-  for (const OpSample& s : samples) add(s, false);
-  for (const OpSample& s : held_out) add(s, true);
-  std::vector<ModelErrors> out;
-  for (auto& [model, e] : errors) {
-    ModelErrors m;
-    m.model = model;
-    m.all = SummariseErrors(e.first);
-    m.held_out = SummariseErrors(e.second);
-    m.pass = m.all.median <= m.bound && m.held_out.median <= m.bound;
-    out.push_back(m);
-  }
-  return out;
+  std::map<OpClass, ClassFit> fits;
+  for (const ClassFitResult& r : d.classes) fits[r.op_class] = r.fit;
+  return PerModelErrors(fits, d.peak, fitted, held_out);
 }
 
 // PipeDream's image classification and translation profiles, timed by its profiler.
@@ -173,11 +157,63 @@ StatusOr<DeviceFits> PipeDreamFits(const std::string& data_dir) {
   HX_ASSIGN_OR_RETURN(d.peak, CalibrationPeak(d.model));
   HX_ASSIGN_OR_RETURN(Fitted f, FitClasses(samples, d.peak, "assumed V100-SXM2", 0.0));
   d.classes = std::move(f.classes);
-  d.models = PipeDreamModelErrors(d, samples, f.held_out);
+  d.models = PipeDreamModelErrors(d, f.fitted, f.held_out);
   return d;
 }
 
+// One model's predicted / measured ratios, each half.
+struct ModelRatios {
+  std::vector<double> fitted, held_out;
+};
+
+// |ratio x factor - 1| of each ratio.
+std::vector<double> ScaledErrors(const std::vector<double>& ratios, double factor) {
+  std::vector<double> out;
+  for (double r : ratios) out.push_back(std::abs(r * factor - 1.0));
+  return out;
+}
+
+// measured / predicted, geometric mean over `ratios` (predicted / measured); 1 without any.
+double SpeedFactor(const std::vector<double>& ratios) {
+  if (ratios.empty()) return 1.0;
+  double log_sum = 0.0;
+  for (double r : ratios) log_sum -= std::log(r);
+  return std::exp(log_sum / ratios.size());
+}
+
+ModelErrors SummariseModel(const std::string& model, const ModelRatios& r) {
+  ModelErrors m;
+  m.model = model;
+  std::vector<double> all = r.fitted;
+  all.insert(all.end(), r.held_out.begin(), r.held_out.end());
+  m.all = SummariseErrors(ScaledErrors(all, 1.0));
+  m.held_out = SummariseErrors(ScaledErrors(r.held_out, 1.0));
+  m.speed_factor = SpeedFactor(r.fitted);
+  m.shape_all = SummariseErrors(ScaledErrors(all, m.speed_factor));
+  m.shape_fitted = SummariseErrors(ScaledErrors(r.fitted, m.speed_factor));
+  m.shape_held_out = SummariseErrors(ScaledErrors(r.held_out, m.speed_factor));
+  m.pass = m.shape_all.median <= m.bound && m.shape_held_out.median <= m.bound;
+  return m;
+}
+
 }  // namespace
+
+std::vector<ModelErrors> PerModelErrors(const std::map<OpClass, ClassFit>& fits,
+                                        const DevicePeak& peak, const std::vector<OpSample>& fitted,
+                                        const std::vector<OpSample>& held_out) {
+  std::map<std::string, ModelRatios> ratios;
+  auto add = [&](const OpSample& s, bool is_held_out) {
+    auto it = fits.find(s.op_class);
+    if (it == fits.end()) return;
+    const double ratio = MeasuredSeconds(it->second, peak, s) / s.seconds;
+    (is_held_out ? ratios[s.group].held_out : ratios[s.group].fitted).push_back(ratio);
+  };
+  for (const OpSample& s : fitted) add(s, false);
+  for (const OpSample& s : held_out) add(s, true);
+  std::vector<ModelErrors> out;
+  for (const auto& [model, r] : ratios) out.push_back(SummariseModel(model, r));
+  return out;
+}
 
 StatusOr<DevicePeak> CalibrationPeak(const std::string& model) {
   auto spec = hw::FindDeviceSpec(model);

@@ -80,41 +80,138 @@ TEST_P(ShippedCalibrationTest, FittedClassesReproduceTheirErrors) {
 INSTANTIATE_TEST_SUITE_P(Models, ShippedCalibrationTest,
                          ::testing::Values("A100-SXM4-80GB", "H100-SXM5-80GB", "V100-SXM2-32GB"));
 
+// PipeDream's per-model errors under the shipped V100 file, each class split as its fit was.
+std::vector<ModelErrors> ShippedPipeDreamErrors() {
+  const DeviceCalibration& v100 = BuiltinCalibrations().at("V100-SXM2-32GB");
+  auto peak = CalibrationPeak("V100-SXM2-32GB");
+  auto samples = ReadCalibrationSamples(testing::SharedDataDir(), "V100-SXM2-32GB");
+  EXPECT_TRUE(samples.ok() && peak.ok());
+  if (!samples.ok() || !peak.ok()) return {};
+  std::map<OpClass, std::vector<OpSample>> by_class;
+  for (const OpSample& s : *samples) by_class[s.op_class].push_back(s);
+  std::vector<OpSample> fitted, held_out;
+  for (const auto& [op_class, of_class] : by_class) {
+    EXPECT_GT(v100.classes.count(op_class), 0u) << OpClassName(op_class) << " is not fitted";
+    std::vector<OpSample> class_fitted, class_held_out;
+    SplitByRooflineTime(of_class, *peak, class_fitted, class_held_out);
+    fitted.insert(fitted.end(), class_fitted.begin(), class_fitted.end());
+    held_out.insert(held_out.end(), class_held_out.begin(), class_held_out.end());
+  }
+  return PerModelErrors(v100.classes, *peak, fitted, held_out);
+}
+
+double BoundOf(const std::map<std::string, double>& gaps, const std::string& model) {
+  auto gap = gaps.find(model);
+  return gap == gaps.end() ? 0.15 : gap->second;
+}
+
 // Issue 21: PipeDream's per-layer times within 15% median per model under the assumed V100, on
 // all layers and on the held-out shapes alone. The models listed with a larger bound do not reach
-// it (docs/cost-model.md "Fits").
-TEST(ShippedCalibrationTest, PipeDreamMedianPerModel) {
+// it in absolute time (docs/cost-model.md "Fits"); the bound is on the shape error below.
+TEST(ShippedCalibrationTest, PipeDreamAbsoluteMedianPerModel) {
   const std::map<std::string, double> known_gaps = {{"PipeDream alexnet", 0.17},
                                                     {"PipeDream squeezenet1_0", 0.16}};
   const std::map<std::string, double> known_held_out_gaps = {
       {"PipeDream alexnet", 0.22}, {"PipeDream gnmt", 0.43}, {"PipeDream gnmt_large", 0.21}};
-  const DeviceCalibration& v100 = BuiltinCalibrations().at("V100-SXM2-32GB");
-  auto peak = CalibrationPeak("V100-SXM2-32GB");
-  auto samples = ReadCalibrationSamples(testing::SharedDataDir(), "V100-SXM2-32GB");
-  ASSERT_TRUE(samples.ok() && peak.ok());
-  std::map<OpClass, std::vector<OpSample>> by_class;
-  for (const OpSample& s : *samples) by_class[s.op_class].push_back(s);
-  std::map<std::string, std::vector<double>> errors, held_out_errors;
-  for (const auto& [op_class, of_class] : by_class) {
-    const ClassFit& fit = v100.Fit(op_class);
-    ASSERT_GT(fit.samples, 0) << OpClassName(op_class) << " is not fitted";
-    std::vector<OpSample> fitted, held_out;
-    SplitByRooflineTime(of_class, *peak, fitted, held_out);
-    for (const OpSample& s : of_class)
-      errors[s.group].push_back(std::abs(MeasuredSeconds(fit, *peak, s) / s.seconds - 1.0));
-    for (const OpSample& s : held_out)
-      held_out_errors[s.group].push_back(
-          std::abs(MeasuredSeconds(fit, *peak, s) / s.seconds - 1.0));
+  const std::vector<ModelErrors> models = ShippedPipeDreamErrors();
+  EXPECT_EQ(models.size(), 14u);
+  for (const ModelErrors& m : models) {
+    EXPECT_LE(m.all.median, BoundOf(known_gaps, m.model)) << m.model;
+    EXPECT_LE(m.held_out.median, BoundOf(known_held_out_gaps, m.model)) << m.model << " held out";
   }
-  EXPECT_EQ(errors.size(), 14u);
-  auto bound = [](const std::map<std::string, double>& gaps, const std::string& model) {
-    auto gap = gaps.find(model);
-    return gap == gaps.end() ? 0.15 : gap->second;
-  };
-  for (const auto& [model, e] : errors)
-    EXPECT_LE(SummariseErrors(e).median, bound(known_gaps, model)) << model;
-  for (const auto& [model, e] : held_out_errors)
-    EXPECT_LE(SummariseErrors(e).median, bound(known_held_out_gaps, model)) << model << " held out";
+}
+
+// Issue 21: the profiles name no GPU; used "for per-layer shape, not absolute speed": each
+// model's layers within 15% median after one speed factor set on its fitted half (the held-out
+// half predicted with that factor). The models listed with a larger bound do not reach it
+// (docs/cost-model.md "Fits": alexnet and squeezenet1_0 vary within one profile, gnmt's LSTMs
+// against its dropouts, vgg16's held-out half); inception_v3 passes on all layers (13.6%) and
+// held out (12.6%) but not on its fitted half alone.
+TEST(ShippedCalibrationTest, PipeDreamShapeMedianPerModel) {
+  const std::map<std::string, double> known_gaps = {{"PipeDream alexnet", 0.18},
+                                                    {"PipeDream squeezenet1_0", 0.20}};
+  const std::map<std::string, double> known_fitted_gaps = {{"PipeDream alexnet", 0.18},
+                                                           {"PipeDream inception_v3", 0.16},
+                                                           {"PipeDream squeezenet1_0", 0.21}};
+  const std::map<std::string, double> known_held_out_gaps = {{"PipeDream alexnet", 0.18},
+                                                             {"PipeDream gnmt", 0.29},
+                                                             {"PipeDream squeezenet1_0", 0.18},
+                                                             {"PipeDream vgg16", 0.16}};
+  const std::vector<ModelErrors> models = ShippedPipeDreamErrors();
+  EXPECT_EQ(models.size(), 14u);
+  for (const ModelErrors& m : models) {
+    EXPECT_LE(m.shape_all.median, BoundOf(known_gaps, m.model)) << m.model;
+    EXPECT_LE(m.shape_fitted.median, BoundOf(known_fitted_gaps, m.model)) << m.model << " fitted";
+    EXPECT_LE(m.shape_held_out.median, BoundOf(known_held_out_gaps, m.model))
+        << m.model << " held out";
+    EXPECT_EQ(m.pass, m.shape_all.median <= 0.15 && m.shape_held_out.median <= 0.15) << m.model;
+  }
+}
+
+// Layers of a synthetic model, each taking `scale` x the curve's time (memory-bound, no harness).
+std::vector<OpSample> ScaledLayers(const ClassFit& fit, const DevicePeak& peak,
+                                   const std::string& model, double scale, int first, int count) {
+  std::vector<OpSample> out;
+  for (int i = first; i < first + count; ++i) {
+    OpSample s;
+    s.op_class = OpClass::kElementwise;
+    s.group = model;
+    s.bytes = 1e6 * (i + 1);
+    s.seconds = scale * ClassKernelSeconds(fit, peak, 0.0, s.bytes);
+    out.push_back(s);
+  }
+  return out;
+}
+
+// A model whose layers all take 2x the curve gets factor 2 and no shape error, against 50%
+// absolute; its held-out half is predicted with the fitted half's factor (held-out layers at 3x:
+// 1 - 2/3 = 33% shape error, not 0); each model gets its own factor.
+TEST(PerModelErrorsTest, SpeedFactorComesFromTheFittedHalf) {
+  const DevicePeak peak{10e12, 900e9};
+  ClassFit fit;
+  fit.memory_max = 0.8;
+  fit.fixed_s = 5e-6;
+  const std::map<OpClass, ClassFit> fits = {{OpClass::kElementwise, fit}};
+  std::vector<OpSample> fitted = ScaledLayers(fit, peak, "twice", 2.0, 0, 6);
+  std::vector<OpSample> held_out = ScaledLayers(fit, peak, "twice", 2.0, 6, 5);
+  for (const OpSample& s : ScaledLayers(fit, peak, "slower held out", 2.0, 0, 4))
+    fitted.push_back(s);
+  for (const OpSample& s : ScaledLayers(fit, peak, "slower held out", 3.0, 4, 4))
+    held_out.push_back(s);
+  const std::vector<ModelErrors> models = PerModelErrors(fits, peak, fitted, held_out);
+  ASSERT_EQ(models.size(), 2u);
+  const ModelErrors& slower = models[0];  // by name: "slower held out" < "twice"
+  const ModelErrors& twice = models[1];
+  EXPECT_EQ(twice.model, "twice");
+  EXPECT_NEAR(twice.speed_factor, 2.0, 1e-9);
+  EXPECT_NEAR(twice.all.median, 0.5, 1e-9);
+  EXPECT_NEAR(twice.held_out.median, 0.5, 1e-9);
+  EXPECT_LT(twice.shape_all.median, 1e-9);
+  EXPECT_LT(twice.shape_held_out.median, 1e-9);
+  EXPECT_TRUE(twice.pass);
+  EXPECT_EQ(twice.all.samples, 11);
+  EXPECT_EQ(twice.shape_held_out.samples, 5);
+  EXPECT_NEAR(slower.speed_factor, 2.0, 1e-9);
+  EXPECT_LT(slower.shape_fitted.median, 1e-9);
+  EXPECT_NEAR(slower.shape_held_out.median, 1.0 / 3.0, 1e-9);
+  EXPECT_NEAR(slower.held_out.median, 2.0 / 3.0, 1e-9);
+  EXPECT_FALSE(slower.pass);
+}
+
+// A layer whose class has no fit is left out; a model with no fitted layer keeps factor 1.
+TEST(PerModelErrorsTest, UnfittedClassIsLeftOut) {
+  const DevicePeak peak{10e12, 900e9};
+  ClassFit fit;
+  const std::map<OpClass, ClassFit> fits = {{OpClass::kElementwise, fit}};
+  std::vector<OpSample> held_out = ScaledLayers(fit, peak, "m", 1.25, 0, 3);
+  OpSample other = held_out[0];
+  other.op_class = OpClass::kGemm;
+  held_out.push_back(other);
+  const std::vector<ModelErrors> models = PerModelErrors(fits, peak, {}, held_out);
+  ASSERT_EQ(models.size(), 1u);
+  EXPECT_EQ(models[0].all.samples, 3);
+  EXPECT_EQ(models[0].speed_factor, 1.0);
+  EXPECT_NEAR(models[0].shape_held_out.median, 0.2, 1e-9);
 }
 
 // An untimed residual Add is counted in the next layer the forward pass reaches (its bytes join

@@ -5,6 +5,7 @@
 // error per model, and NCCL all-reduce lines per system. `hexplan calibrate --report` prints it;
 // ApplyFits puts the fitted values into a DeviceCalibration. docs/cost-model.md "Fits".
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -30,14 +31,28 @@ struct ClassFitResult {
   bool pass = true;
 };
 
-// PipeDream's number: the median |relative error| of a model's layers.
+// PipeDream's number: the median |relative error| of a model's layers. Its profiles name no GPU,
+// and issue 21 says to use them "for per-layer shape, not absolute speed, if the assumption is
+// weak": beside the absolute error, the shape error, after one speed factor per model (the
+// geometric mean of measured / predicted over the model's layers in the fitted half, applied to
+// both halves, so the held-out layers are predicted with a factor they did not set).
 struct ModelErrors {
   std::string model;
-  FitErrors all;       // every layer
-  FitErrors held_out;  // the layers no class fit saw
+  FitErrors all;              // every layer
+  FitErrors held_out;         // the layers no class fit saw
+  double speed_factor = 1.0;  // measured / predicted, geomean over the fitted half (1: none there)
+  FitErrors shape_all;        // every layer, predicted x speed_factor
+  FitErrors shape_fitted;     // the fitted half, likewise
+  FitErrors shape_held_out;   // the held-out half, with the fitted half's factor
   double bound = 0.15;
-  bool pass = true;
+  bool pass = true;  // the shape medians (all layers, held out) within the bound
 };
+
+// The errors of each model (OpSample::group) under `fits` (a layer whose class has no fit is left
+// out): `fitted` are the layers the class fits saw, `held_out` the rest.
+std::vector<ModelErrors> PerModelErrors(const std::map<OpClass, ClassFit>& fits,
+                                        const DevicePeak& peak, const std::vector<OpSample>& fitted,
+                                        const std::vector<OpSample>& held_out);
 
 struct CollectiveFitResult {
   std::string system;  // vidur's folder ("a100_dgx")
