@@ -245,6 +245,14 @@ bool CpuBackend::RunsInPlace(const graph::Node& op) const {
   return IsCpuView(op) || (dnnl_ != nullptr && dnnl_->RunsInPlace(op));
 }
 
+size_t CpuBackend::InPlaceInput(const graph::Node& op) const {
+  return dnnl_ != nullptr ? dnnl_->InPlaceInput(op) : 0;
+}
+
+TensorId CpuBackend::FusedInput(const graph::Node& op) const {
+  return dnnl_ != nullptr && !options_.empty_kernels ? dnnl_->FusedInput(op) : TensorId{};
+}
+
 Status CpuBackend::Launch(int device, const graph::Node& op, const std::vector<TensorRef>& inputs,
                           const std::vector<TensorRef>& outputs) {
   HX_RETURN_IF_ERROR(CheckDevice(device));
@@ -259,6 +267,19 @@ Status CpuBackend::Launch(int device, const graph::Node& op, const std::vector<T
   }
   KernelOptions k;
   k.naive = options_.naive_kernels;
+  if (inputs.size() > op.inputs.size() && outputs.size() == 1) {
+    // A FusedInput oneDNN did not take: the output buffer holds the tensor to add the result to.
+    thread_local std::vector<TensorRef> own, result;
+    thread_local std::vector<float> scratch;
+    own.assign(inputs.begin(), inputs.begin() + static_cast<std::ptrdiff_t>(op.inputs.size()));
+    scratch.resize(static_cast<size_t>(outputs[0].NumElements()));
+    result.assign(1, outputs[0]);
+    result[0].data = scratch.data();
+    HX_RETURN_IF_ERROR(RunCpuKernel(op, own, result, k));
+    float* y = outputs[0].as<float>();
+    for (size_t i = 0; i < scratch.size(); ++i) y[i] += scratch[i];
+    return Status::Ok();
+  }
   return RunCpuKernel(op, inputs, outputs, k);
 }
 

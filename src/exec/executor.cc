@@ -86,6 +86,7 @@ struct Executor::RunState {
   size_t num_devices = 0;
   std::vector<DeviceBuffer> slots;  // device * num_tensors + tensor (device-major: fewer shared
                                     // cache lines between device threads)
+  std::vector<uint8_t> borrowed;    // per slot: its buffer is owned by another slot (FreeSlot)
   std::unique_ptr<std::atomic<int32_t>[]> refs;
   std::vector<int64_t> copied;  // per transfer: bytes copied so far
   const std::map<std::string, HostTensor>* inputs = nullptr;
@@ -132,6 +133,7 @@ struct Executor::RunState {
     num_devices = e.cluster_->num_devices();
     num_tensors = e.graph_->num_tensors();
     slots.assign(num_tensors * num_devices, DeviceBuffer{});
+    borrowed.assign(num_tensors * num_devices, 0);
     copied.assign(e.plan_->transfers.size(), 0);
     while (stream_cv.size() < e.tasks_.streams.size())
       stream_cv.push_back(std::make_unique<std::condition_variable>());
@@ -325,6 +327,7 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(
   for (const plan::Stream& s : e->tasks_.streams) e->track_names_->push_back(s.name);
 
   e->CountBufferReferences();
+  e->FindFusedInputs();
   e->IndexWaitersAndMarks();
   e->ChooseInlineCopyStreams();
   return e;
@@ -412,6 +415,30 @@ Status Executor::SplitAcrossRanks() {
     tasks_.streams.push_back(std::move(receive));
   }
   return Status::Ok();
+}
+
+void Executor::FindFusedInputs() {
+  const graph::Graph& graph = *graph_;
+  fused_input_.assign(graph.num_nodes(), TensorId{});
+  for (NodeId op : graph.Ops()) {
+    const graph::Node& node = graph.node(op);
+    const TensorId t = backend_->FusedInput(node);
+    const DeviceId dev = tasks_.op_device[op.value()];
+    if (!t.valid() || !dev.valid()) continue;
+    // Written on this device before `op` runs (the backend asks for an ancestor's output), and
+    // kept until `op`'s readers, which read it too, are done.
+    const NodeId producer = graph.tensor(t).producer;
+    bool one_device = graph.node(producer).is_op() && tasks_.op_device[producer.value()] == dev &&
+                      node.outputs.size() == 1 && node.outputs[0].valid() &&
+                      graph.tensor(t).Bytes() == graph.tensor(node.outputs[0]).Bytes();
+    for (TensorId out : node.outputs)
+      if (out.valid())
+        for (NodeId reader : graph.tensor(out).consumers)
+          one_device =
+              one_device && graph.node(reader).is_op() && tasks_.op_device[reader.value()] == dev &&
+              std::count(graph.node(reader).inputs.begin(), graph.node(reader).inputs.end(), t) > 0;
+    if (one_device) fused_input_[op.value()] = t;
+  }
 }
 
 void Executor::CountBufferReferences() {
@@ -517,18 +544,21 @@ void Executor::ChooseInlineCopyStreams() {
   }
 }
 
-bool Executor::InPlace(RunState& s, int device, const graph::Node& node, bool input_from_host) {
-  if (node.outputs.size() != 1 || node.inputs.empty() || input_from_host ||
-      !node.inputs[0].valid() || !node.outputs[0].valid() || !backend_->RunsInPlace(node))
-    return false;
-  const graph::Tensor& x = graph_->tensor(node.inputs[0]);
+int Executor::InPlace(RunState& s, int device, const graph::Node& node,
+                      const std::vector<uint8_t>& from_host) {
+  if (node.outputs.size() != 1 || node.inputs.empty() || !node.outputs[0].valid() ||
+      !backend_->RunsInPlace(node))
+    return -1;
+  const size_t in = backend_->InPlaceInput(node);
+  if (in >= node.inputs.size() || from_host[in] != 0 || !node.inputs[in].valid()) return -1;
+  const graph::Tensor& x = graph_->tensor(node.inputs[in]);
   if (!graph_->node(x.producer).is_op() || x.Bytes() != graph_->tensor(node.outputs[0]).Bytes())
-    return false;
-  for (size_t i = 1; i < node.inputs.size(); ++i)
-    if (node.inputs[i] == node.inputs[0]) return false;
+    return -1;
+  for (size_t i = 0; i < node.inputs.size(); ++i)
+    if (i != in && node.inputs[i] == node.inputs[in]) return -1;
   // Its last reader here: no other op, transfer or graph output reads the buffer after this op.
-  const size_t k = s.Slot(node.inputs[0], device);
-  return s.refs[k].load() == 1 && s.slots[k].ptr != nullptr;
+  const size_t k = s.Slot(node.inputs[in], device);
+  return s.refs[k].load() == 1 && s.slots[k].ptr != nullptr ? static_cast<int>(in) : -1;
 }
 
 Status Executor::RunOp(RunState& s, int device, NodeId op) {
@@ -562,16 +592,33 @@ Status Executor::RunOp(RunState& s, int device, NodeId op) {
       return Internal("op '" + node.name + "': input '" + tensor.name + "' is not on device '" +
                       cluster_->device(DeviceId(device)).name + "'");
   }
-  const bool in_place = InPlace(s, device, node, !from_host.empty() && from_host[0] != 0);
+  // The output takes the fused input's buffer when only the output's readers still read it
+  // (DeviceBackend::FusedInput): the fused input's slot then borrows the buffer, which the output
+  // owns, and the input appended to the op's tells the kernel to add into it.
+  const TensorId fused = fused_input_[op.value()];
+  const size_t fused_slot = fused.valid() ? s.Slot(fused, device) : 0;
+  const bool take_fused = fused.valid() && s.slots[fused_slot].ptr != nullptr &&
+                          s.borrowed[fused_slot] == 0 && s.refs[fused_slot].load() == 1;
+  if (take_fused) {
+    const graph::Tensor& tensor = graph_->tensor(fused);
+    in.push_back(TensorRef{tensor.dtype, &tensor.shape, s.slots[fused_slot].ptr});
+  }
+  const int in_place = InPlace(s, device, node, from_host);
   for (size_t i = 0; i < node.outputs.size(); ++i) {
     const TensorId t = node.outputs[i];
     if (!t.valid()) continue;
     const graph::Tensor& tensor = graph_->tensor(t);
-    if (in_place) {  // the output takes input 0's buffer; releasing input 0 then frees nothing
-      const size_t k = s.Slot(node.inputs[0], device);
+    if (take_fused) {
+      s.slots[s.Slot(t, device)] = s.slots[fused_slot];
+      s.borrowed[fused_slot] = 1;
+      out[i] = TensorRef{tensor.dtype, &tensor.shape, in.back().data};
+      continue;
+    }
+    if (in_place >= 0) {  // the output takes that input's buffer; releasing it then frees nothing
+      const size_t k = s.Slot(node.inputs[static_cast<size_t>(in_place)], device);
       s.slots[s.Slot(t, device)] = s.slots[k];
       s.slots[k] = DeviceBuffer{};
-      out[i] = TensorRef{tensor.dtype, &tensor.shape, in[0].data};
+      out[i] = TensorRef{tensor.dtype, &tensor.shape, in[static_cast<size_t>(in_place)].data};
       continue;
     }
     auto buffer = backend_->Allocate(device, tensor.Bytes());
@@ -611,10 +658,7 @@ Status Executor::RunOp(RunState& s, int device, NodeId op) {
   // Release what this op read, and outputs nobody reads here.
   auto release = [&](TensorId t) {
     const size_t k = s.Slot(t, device);
-    if (s.refs[k].fetch_sub(1) == 1) {
-      backend_->Free(device, s.slots[k]);
-      s.slots[k] = DeviceBuffer{};
-    }
+    if (s.refs[k].fetch_sub(1) == 1) FreeSlot(s, device, k);
   };
   for (size_t i = 0; i < node.inputs.size(); ++i) {
     const TensorId t = node.inputs[i];
@@ -628,10 +672,7 @@ Status Executor::RunOp(RunState& s, int device, NodeId op) {
   for (TensorId t : node.outputs) {
     if (!t.valid()) continue;
     const size_t k = s.Slot(t, device);
-    if (s.refs[k].load() == 0) {
-      backend_->Free(device, s.slots[k]);
-      s.slots[k] = DeviceBuffer{};
-    }
+    if (s.refs[k].load() == 0) FreeSlot(s, device, k);
   }
   return Status::Ok();
 }
@@ -761,10 +802,7 @@ Status Executor::RunTransferChunk(RunState& s, uint32_t task, int64_t offset, in
     }
     if (src >= 0) {
       const size_t k = s.Slot(tr.tensor, src);
-      if (s.refs[k].fetch_sub(1) == 1) {
-        backend_->Free(src, s.slots[k]);
-        s.slots[k] = DeviceBuffer{};
-      }
+      if (s.refs[k].fetch_sub(1) == 1) FreeSlot(s, src, k);
     }
     ++s.progress[stream].transfers;
   }
@@ -870,10 +908,7 @@ StatusOr<size_t> Executor::ReapSends(RunState& s) {
   }
   for (RunState::SendInFlight& f : done) {
     HX_RETURN_IF_ERROR(f.transfer->Wait());
-    if (s.refs[f.slot].fetch_sub(1) == 1) {
-      backend_->Free(f.device, s.slots[f.slot]);
-      s.slots[f.slot] = DeviceBuffer{};
-    }
+    if (s.refs[f.slot].fetch_sub(1) == 1) FreeSlot(s, f.device, f.slot);
   }
   return done.size();
 }
@@ -934,12 +969,16 @@ Status Executor::RunCopyStream(RunState& s, uint32_t stream) {
   return Status::Ok();
 }
 
+void Executor::FreeSlot(RunState& s, int device, size_t k) {
+  if (s.borrowed[k] == 0) backend_->Free(device, s.slots[k]);
+  s.borrowed[k] = 0;
+  s.slots[k] = DeviceBuffer{};
+}
+
 void Executor::FreeAll(RunState& s) {
   for (size_t k = 0; k < s.slots.size(); ++k)
-    if (s.slots[k].ptr != nullptr || s.slots[k].bytes > 0) {
-      backend_->Free(static_cast<int>(k / s.num_tensors), s.slots[k]);
-      s.slots[k] = DeviceBuffer{};
-    }
+    if (s.slots[k].ptr != nullptr || s.slots[k].bytes > 0)
+      FreeSlot(s, static_cast<int>(k / s.num_tensors), k);
 }
 
 Status Executor::PlaceInputsAndResidentWeights(RunState& s,
@@ -1135,10 +1174,7 @@ StatusOr<ExecResult> Executor::CollectResult(RunState& s,
         FreeAll(s);
         return st.WithContext("graph output '" + tensor.name + "'");
       }
-      if (s.refs[k].fetch_sub(1) == 1) {
-        backend_->Free(d, s.slots[k]);
-        s.slots[k] = DeviceBuffer{};
-      }
+      if (s.refs[k].fetch_sub(1) == 1) FreeSlot(s, d, k);
     }
     result.output_names.push_back(graph_->node(out).name);
     result.outputs.push_back(std::move(value));

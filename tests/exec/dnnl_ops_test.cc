@@ -38,14 +38,16 @@ graph::Attributes Attrs(std::initializer_list<std::pair<std::string, graph::Attr
   return a;
 }
 
-// Runs `g` twice through the executor on one core group (CpuBackend: oneDNN) and checks both
-// runs against the naive reference and each other; returns the number of oneDNN nodes.
-int ExpectMatchesReference(const graph::Graph& g, int64_t* blocked = nullptr) {
+// Runs `g` twice through the executor on `devices` core groups (CpuBackend: oneDNN; `spec`
+// places the ops) and checks both runs against the naive reference and each other; returns the
+// number of oneDNN nodes.
+int ExpectMatchesReference(const graph::Graph& g, int64_t* blocked = nullptr, int devices = 1,
+                           const PlanSpec& spec = PlanSpec{}) {
   auto weights = MaterializeWeights(g, 3);
   HX_CHECK(weights.ok());
   auto inputs = RandomInputs(g, 4);
-  hw::Cluster cluster = CpuCluster(1);
-  plan::Plan plan = MakePlan(g, cluster, PlanSpec{});
+  hw::Cluster cluster = CpuCluster(devices);
+  plan::Plan plan = MakePlan(g, cluster, spec);
   auto backend = CpuBackend::Create(cluster);
   HX_CHECK(backend.ok());
   auto executor = Executor::Create(plan, g, cluster, backend->get(), &*weights, {});
@@ -331,6 +333,169 @@ TEST(DnnlOpsTest, LstmBatchSplitAcrossTheTeamMatchesNaiveReference) {
     ASSERT_TRUE(*ran);
     for (size_t i = 0; i < got.size(); ++i)
       EXPECT_LT(MaxRelativeError(got[i], (*ref)[i]), 1e-4) << "run " << run << " output " << i;
+  }
+}
+
+}  // namespace
+}  // namespace hx::exec
+
+namespace hx::exec {
+namespace {
+
+// x -> Conv -> Clip (the skip tensor s) -> 1x1 Conv -> Clip -> depthwise Conv -> Clip -> 1x1 Conv
+// (c), as in mobilenet_v2's inverted residual blocks; the residual Add is the caller's.
+struct ResidualBlock {
+  Built b;
+  TensorId x, s, c;
+  explicit ResidualBlock(int64_t ch = 16) {
+    const Shape shape{1, ch, 8, 8};
+    x = b.g.node(b.g.AddInput("x", DType::kF32, {1, 8, 8, 8})).outputs[0];
+    auto pads1 = Attrs({{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+    auto clip = Attrs({{"min", 0.0}, {"max", 6.0}});
+    TensorId c0 = b.Add("Conv", "c0", {x, b.Weight("c0.weight", {ch, 8, 3, 3})}, shape, pads1);
+    s = b.Add("Clip", "s", {c0}, shape, clip);
+    TensorId c1 =
+        b.Add("Conv", "c1", {s, b.Weight("c1.weight", {2 * ch, ch, 1, 1})}, {1, 2 * ch, 8, 8});
+    TensorId k1 = b.Add("Clip", "k1", {c1}, {1, 2 * ch, 8, 8}, clip);
+    auto dw = pads1;
+    dw.Set("group", 2 * ch);
+    TensorId c2 =
+        b.Add("Conv", "c2", {k1, b.Weight("c2.weight", {2 * ch, 1, 3, 3})}, {1, 2 * ch, 8, 8}, dw);
+    TensorId k2 = b.Add("Clip", "k2", {c2}, {1, 2 * ch, 8, 8}, clip);
+    c = b.Add("Conv", "c", {k2, b.Weight("c.weight", {ch, 2 * ch, 1, 1}), b.Weight("c.bias", {ch})},
+              shape);
+  }
+  // A graph output through a GlobalAveragePool (a graph output itself stays NCHW; pooled, `t`
+  // keeps the blocked layout, where the Conv can add in it).
+  void Output(TensorId t) {
+    const std::string name = "pooled_" + b.g.tensor(t).name;
+    b.g.AddOutput(b.Add("GlobalAveragePool", name, {t}, {1, b.g.tensor(t).shape[1], 1, 1}));
+  }
+  const graph::Node& node(const char* name) const {
+    const std::optional<NodeId> id = b.g.FindNode(name);
+    HX_CHECK_MSG(id.has_value(), name);
+    return b.g.node(*id);
+  }
+};
+
+// The residual Add (either input order) is applied by its Conv as it writes: the executor gives
+// the Conv the skip tensor's buffer, whose last reader the Add is, and the Conv adds into it (a
+// sum post-op); the Add runs in place on it and does nothing. Two blocks in a row, both runs
+// match the reference.
+TEST(DnnlOpsTest, ConvAddFusionMatchesNaiveReference) {
+  ResidualBlock r;
+  Built& b = r.b;
+  TensorId y = b.Add("Add", "add", {r.s, r.c}, {1, 16, 8, 8});
+  TensorId d = b.Add("Conv", "d", {y, b.Weight("d.weight", {16, 16, 1, 1})}, {1, 16, 8, 8});
+  r.Output(b.Add("Add", "add2", {d, y}, {1, 16, 8, 8}));
+  DnnlOps probe;
+  probe.Prepare(b.g);
+  EXPECT_TRUE(probe.RunsInPlace(r.node("add")));
+  EXPECT_EQ(probe.InPlaceInput(r.node("add")), 1u);
+  EXPECT_EQ(probe.FusedInput(r.node("c")), r.s);
+  EXPECT_TRUE(probe.RunsInPlace(r.node("add2")));
+  EXPECT_EQ(probe.InPlaceInput(r.node("add2")), 0u);
+  EXPECT_EQ(probe.FusedInput(r.node("d")), y);
+  EXPECT_FALSE(probe.FusedInput(r.node("c1")).valid());
+  EXPECT_EQ(ExpectMatchesReference(b.g), 11);
+  // The Conv on one core group and its Add on another: the executor passes the Conv nothing
+  // to add, and the Add adds.
+  size_t add_index = 0, k = 0;
+  const std::vector<NodeId> order = *graph::TopologicalOrder(b.g);
+  for (NodeId id : order)
+    if (b.g.node(id).is_op()) {
+      if (b.g.node(id).name == "add") add_index = k;
+      ++k;
+    }
+  PlanSpec spec;
+  spec.device_of = [add_index](size_t op) { return op == add_index ? 1 : 0; };
+  EXPECT_EQ(ExpectMatchesReference(b.g, nullptr, 2, spec), 11);
+}
+
+// The skip tensor is read again after the Add (by a Sub, a Conv and a graph output's pooling):
+// the executor must not give its buffer to the Conv, so s, add - s (= c) and the rest still
+// match the reference.
+TEST(DnnlOpsTest, ConvAddFusionLeavesTheSkipTensorIntact) {
+  ResidualBlock r;
+  Built& b = r.b;
+  TensorId y = b.Add("Add", "add", {r.c, r.s}, {1, 16, 8, 8});
+  r.Output(b.Add("Sub", "sub", {y, r.s}, {1, 16, 8, 8}));
+  r.Output(b.Add("Conv", "after", {r.s, b.Weight("after.weight", {16, 16, 1, 1})}, {1, 16, 8, 8}));
+  r.Output(r.s);
+  DnnlOps probe;
+  probe.Prepare(b.g);
+  EXPECT_EQ(probe.FusedInput(r.node("c")), r.s);
+  EXPECT_EQ(probe.InPlaceInput(r.node("add")), 0u);
+  EXPECT_EQ(ExpectMatchesReference(b.g), 13);
+}
+
+// Not fused: a Conv output that another op (or the graph's output) reads too, and an Add of two
+// Convs' outputs neither of which comes before the other (x -> c0 and x -> e): the other input
+// would not be written when the Conv runs.
+TEST(DnnlOpsTest, ConvAddNotFusedWhenTheConvOutputHasOtherReaders) {
+  ResidualBlock r;
+  Built& b = r.b;
+  TensorId y = b.Add("Add", "add", {r.s, r.c}, {1, 16, 8, 8});
+  r.Output(y);
+  r.Output(b.Add("Relu", "other_reader", {r.c}, {1, 16, 8, 8}));
+  TensorId e = b.Add("Conv", "e", {r.x, b.Weight("e.weight", {16, 8, 1, 1})}, {1, 16, 8, 8});
+  TensorId f = b.Add("Conv", "f", {r.x, b.Weight("f.weight", {16, 8, 1, 1})}, {1, 16, 8, 8});
+  r.Output(b.Add("Add", "parallel", {e, f}, {1, 16, 8, 8}));
+  DnnlOps probe;
+  probe.Prepare(b.g);
+  for (const char* name : {"c", "e", "f"}) EXPECT_FALSE(probe.FusedInput(r.node(name)).valid());
+  EXPECT_FALSE(probe.RunsInPlace(r.node("add")));
+  EXPECT_FALSE(probe.RunsInPlace(r.node("parallel")));
+  EXPECT_EQ(ExpectMatchesReference(b.g), 15);
+}
+
+// The fused Add's paths, on DnnlOps directly: a Conv given the skip tensor's buffer as its
+// output (the executor's FusedInput hand-over) adds into it, and the Add, whose inputs then share
+// that buffer, does nothing in place or copies it; a Conv run as usual (the skip tensor still read
+// later, another device) leaves the Add to add, in place on the Conv's buffer too. Each against
+// the unfused sum.
+TEST(DnnlOpsTest, FusedAddAddsExactlyOnce) {
+  ResidualBlock r;
+  Built& b = r.b;
+  r.Output(b.Add("Add", "add", {r.s, r.c}, {1, 16, 8, 8}));
+  auto weights = MaterializeWeights(b.g, 3);
+  HX_CHECK(weights.ok());
+  DnnlOps ops;
+  ops.Prepare(b.g);
+  const graph::Node& conv = r.node("c");
+  const graph::Node& add = r.node("add");
+  ASSERT_EQ(ops.FusedInput(conv), r.s);
+  ASSERT_EQ(ops.InPlaceInput(add), 1u);
+  const Shape& in_shape = b.g.tensor(conv.inputs[0]).shape;
+  const Shape& shape = b.g.tensor(r.c).shape;
+  const auto n = static_cast<size_t>(graph::NumElements(shape));
+  std::vector<float> x(static_cast<size_t>(graph::NumElements(in_shape))), skip(n), c(n), y(n);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 37) % 11) * 0.1f - 0.5f;
+  for (size_t i = 0; i < n; ++i) skip[i] = static_cast<float>(i % 7) - 3.0f;
+  auto ref = [](const Shape& sh, void* p) { return TensorRef{DType::kF32, &sh, p}; };
+  auto weight = [&](size_t k) {
+    const TensorId t = conv.inputs[k];
+    return ref(b.g.tensor(t).shape,
+               const_cast<uint8_t*>((*weights)[b.g.tensor(t).producer.value()].bytes.data()));
+  };
+  const std::vector<TensorRef> conv_in{ref(in_shape, x.data()), weight(1), weight(2)};
+  std::vector<float> plain(n);
+  ASSERT_TRUE(*ops.Run(conv, conv_in, {ref(shape, plain.data())}));
+  for (int mode = 0; mode < 4; ++mode) {
+    const bool fused = mode < 2, in_place = mode % 2 == 0;
+    std::vector<TensorRef> in = conv_in;
+    void* skip_buffer = skip.data();
+    if (fused) {
+      c = skip;  // the hand-over: the Conv's output is the skip tensor's buffer
+      in.push_back(ref(shape, c.data()));
+      skip_buffer = c.data();
+    }
+    ASSERT_TRUE(*ops.Run(conv, in, {ref(shape, c.data())}));
+    void* out = in_place ? c.data() : y.data();
+    ASSERT_TRUE(*ops.Run(add, {ref(shape, skip_buffer), ref(shape, c.data())}, {ref(shape, out)}));
+    const float* got = static_cast<const float*>(out);
+    for (size_t i = 0; i < n; ++i)
+      ASSERT_NEAR(got[i], plain[i] + skip[i], 1e-4f) << "mode " << mode << " at " << i;
   }
 }
 

@@ -77,6 +77,22 @@ class DeviceBackend {
     (void)op;
     return false;
   }
+  // Which input's buffer an op that RunsInPlace takes (0 unless the backend says otherwise: the
+  // CPU backend's Add that a Conv already applied takes the Conv's output, either input).
+  virtual size_t InPlaceInput(const graph::Node& op) const {
+    (void)op;
+    return 0;
+  }
+  // A tensor of the size of `op`'s one output that `op`'s kernel can add its result into: when
+  // its producer, `op` and every reader of `op`'s output run on one device, those readers read
+  // the tensor too, and they are its last readers there, the executor gives `op`'s output the
+  // tensor's buffer and appends the tensor to `op`'s inputs; the kernel must then add into it.
+  // Otherwise `op` runs as usual. The CPU backend's Conv whose output only an Add of it and that
+  // tensor reads: the Add, whose two inputs then share one buffer, has nothing left to do.
+  virtual TensorId FusedInput(const graph::Node& op) const {
+    (void)op;
+    return TensorId{};
+  }
   // Runs (or enqueues) `op` on `device`; inputs and outputs point into device buffers (or host
   // memory for DHA weights).
   virtual Status Launch(int device, const graph::Node& op, const std::vector<TensorRef>& inputs,

@@ -74,6 +74,8 @@ class CpuBackend final : public DeviceBackend {
   bool Supports(const graph::Node& op) const override;
   void PrepareGraph(const graph::Graph& graph) override;
   bool RunsInPlace(const graph::Node& op) const override;
+  size_t InPlaceInput(const graph::Node& op) const override;
+  TensorId FusedInput(const graph::Node& op) const override;
   Status Launch(int device, const graph::Node& op, const std::vector<TensorRef>& inputs,
                 const std::vector<TensorRef>& outputs) override;
   Event RecordEvent(int device) override;

@@ -34,9 +34,13 @@ class DnnlOps {
   // caller runs its kernels.h kernel). Safe from several threads at once.
   StatusOr<bool> Run(const graph::Node& op, const std::vector<TensorRef>& inputs,
                      const std::vector<TensorRef>& outputs);
-  // Whether `op` may write its output over its input 0 when it is that buffer's last reader: the
-  // Relu/Clip a Conv applies as it writes (then the op has nothing left to do).
+  // Whether `op` may write its output over its input InPlaceInput(op) when it is that buffer's
+  // last reader: the Relu/Clip a Conv applies as it writes, and the Add of a Conv's output and
+  // another tensor that the Conv adds as it writes (then the op has nothing left to do).
   bool RunsInPlace(const graph::Node& op) const;
+  size_t InPlaceInput(const graph::Node& op) const;
+  // The Add's other input, for a Conv that adds it (DeviceBackend::FusedInput); invalid otherwise.
+  TensorId FusedInput(const graph::Node& op) const;
   // How many nodes run on oneDNN, and how many tensors stay channel-blocked (tests, reports).
   int num_nodes() const;
   int num_blocked_tensors() const;

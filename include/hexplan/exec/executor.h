@@ -136,9 +136,10 @@ class Executor {
   // `claimed`); called after a task it may wait for has finished.
   void ClaimReadyInline(RunState& state, uint32_t stream, std::vector<uint32_t>* claimed) const;
   Status RunOp(RunState& state, int device, NodeId op);
-  // Whether `node` writes over its input 0's buffer (DeviceBackend::RunsInPlace, and it is that
-  // buffer's last reader on `device`).
-  bool InPlace(RunState& state, int device, const graph::Node& node, bool input_from_host);
+  // The input whose buffer `node` writes over (DeviceBackend::RunsInPlace and InPlaceInput, and
+  // it is that buffer's last reader on `device`), or -1.
+  int InPlace(RunState& state, int device, const graph::Node& node,
+              const std::vector<uint8_t>& from_host);
   // Create's steps after the checks, once transfer_src_ and transfer_dst_ are known: the readers
   // of each buffer and the graph inputs each device reads; who waits for each task and where its
   // mark lives; which copy streams run on no thread of their own, and where each copies to.
@@ -147,6 +148,12 @@ class Executor {
   // tasks. Create's step after the task graph is checked.
   Status SplitAcrossRanks();
   void CountBufferReferences();
+  // fused_input_: DeviceBackend::FusedInput where the plan keeps it, its producer and readers on
+  // the op's device.
+  void FindFusedInputs();
+  // Frees slot k's buffer unless the slot borrows it (a fused input whose buffer an op's output
+  // took), and empties the slot.
+  void FreeSlot(RunState& state, int device, size_t k);
   void IndexWaitersAndMarks();
   void ChooseInlineCopyStreams();
   // Run's steps: before the clock, the graph inputs on the devices that read them and the
@@ -175,6 +182,7 @@ class Executor {
   std::vector<int> transfer_dst_;                          // per transfer: destination device
   std::vector<int> transfer_src_;                      // per transfer: source device or -1 (host)
   std::vector<int32_t> initial_refs_;                  // per (tensor, device) slot
+  std::vector<TensorId> fused_input_;                  // per node: FindFusedInputs
   std::vector<std::vector<TensorId>> input_slots_;     // per device: graph inputs it reads
   std::vector<std::vector<uint32_t>> waiters_;         // per task: streams to wake when it finishes
   std::vector<std::vector<int>> stream_destinations_;  // per copy stream: devices it copies to

@@ -8,9 +8,11 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "exec/dnnl/layout.h"
 #include "exec/dnnl/primitives.h"
@@ -112,6 +114,12 @@ struct NodeState {
   NodeState* absorbed_by = nullptr;
   std::optional<dnnl_impl::ConvPostOp> post;
   std::atomic<const void*> applied_to{nullptr};
+  // Conv + Add fusion (FuseAdds): on the Conv, the Add's other input, whose buffer the executor
+  // gives the Conv's output where it can (DeviceBackend::FusedInput); on the Add, its Conv and
+  // which of its inputs is the Conv's output.
+  TensorId add_other;
+  NodeState* add_conv = nullptr;
+  size_t conv_input = 0;
 };
 
 bool Matches(const NodeState& s, const graph::Node& op, const std::vector<TensorRef>& in,
@@ -124,11 +132,15 @@ bool Matches(const NodeState& s, const graph::Node& op, const std::vector<Tensor
 // changed is made again). The one-thread and team primitives of a node share their packed
 // weights when they chose the same layout for them. Called under s.lock.
 std::shared_ptr<NodePrimitive> PrimitiveForTeam(NodeState& s, const graph::Node& op,
-                                                const std::vector<TensorRef>& in) {
+                                                const std::vector<TensorRef>& in,
+                                                const dnnl_impl::ConvPostOp* post) {
   const int slot = omp_get_max_threads() > 1 ? 1 : 0;
   std::shared_ptr<NodePrimitive>& p = s.built[slot];
-  if (p != nullptr && Current(*p, op, in) && p->post_op == s.post.has_value()) return p;
-  p = Make(*s.graph, *s.node, s.layouts, &in, s.post ? &*s.post : nullptr);
+  const bool sums = post != nullptr && post->sum;
+  if (p != nullptr && Current(*p, op, in) && p->post_op == (post != nullptr && !sums) &&
+      p->post_sum == sums)
+    return p;
+  p = Make(*s.graph, *s.node, s.layouts, &in, post);
   const std::shared_ptr<NodePrimitive>& other = s.built[1 - slot];
   if (p != nullptr && other != nullptr && p->const_weights && other->const_weights &&
       p->w == other->w)
@@ -170,6 +182,96 @@ void FuseActivations(const graph::Graph& g,
     it->second->absorbed_by = conv->second.get();
     if (act->op_type == "Relu") conv->second->post = dnnl_impl::ConvPostOp{true, 0.0f, 0.0f};
   }
+}
+
+// Whether node `a` is an ancestor of `op` (a bounded search: a residual's skip tensor is a few
+// nodes up).
+bool IsAncestor(const graph::Graph& g, NodeId a, const graph::Node& op) {
+  constexpr size_t kMaxVisited = 256;
+  std::vector<NodeId> stack;
+  std::unordered_set<uint32_t> seen;
+  auto push_producers = [&](const graph::Node& n) {
+    for (TensorId t : n.inputs)
+      if (t.valid()) stack.push_back(g.tensor(t).producer);
+  };
+  push_producers(op);
+  while (!stack.empty() && seen.size() < kMaxVisited) {
+    const NodeId id = stack.back();
+    stack.pop_back();
+    if (id == a) return true;
+    if (!seen.insert(id.value()).second || !g.node(id).is_op()) continue;
+    push_producers(g.node(id));
+  }
+  return false;
+}
+
+// The Conv whose output is input `k` of `add` and that can add `add`'s other input as it writes:
+// `add` is its output's only reader (not a graph output), the other input is another op's output
+// of the same shape, written before the Conv runs (an ancestor), and oneDNN takes the post-op.
+NodeState* FusableConv(const graph::Graph& g, const graph::Node& add, size_t k,
+                       std::unordered_map<const graph::Node*, std::unique_ptr<NodeState>>& nodes) {
+  const TensorId c = add.inputs[k], other = add.inputs[1 - k];
+  if (!c.valid() || !other.valid() || c == other || g.tensor(c).consumers.size() != 1)
+    return nullptr;
+  const graph::Node& conv = g.node(g.tensor(c).producer);
+  auto it = nodes.find(&conv);
+  const NodeId skip = g.tensor(other).producer;
+  if (it == nodes.end() || conv.op_type != "Conv" || conv.outputs.size() != 1 ||
+      it->second->add_other.valid() || it->second->post || !g.node(skip).is_op() ||
+      g.tensor(other).shape != g.tensor(c).shape || !IsAncestor(g, skip, conv))
+    return nullptr;
+  const dnnl_impl::ConvPostOp sum{false, 0.0f, 0.0f, true};
+  if (Make(g, conv, it->second->layouts, nullptr, &sum) == nullptr) return nullptr;
+  return it->second.get();
+}
+
+// Pairs an Add of two equal shapes with the Conv FusableConv finds for one of its inputs: given
+// the other input's buffer as its output (DeviceBackend::FusedInput), the Conv adds its result
+// into it (a oneDNN sum post-op), and the Add, whose inputs then share that buffer, runs in place
+// on it and has nothing left to do. The executor does that only when the Add is the buffer's last
+// reader, so nothing else sees the skip tensor overwritten.
+int FuseAdds(const graph::Graph& g,
+             std::unordered_map<const graph::Node*, std::unique_ptr<NodeState>>& nodes) {
+  int fused = 0;
+  for (NodeId id : g.Ops()) {
+    const graph::Node& add = g.node(id);
+    auto it = nodes.find(&add);
+    if (it == nodes.end() || add.op_type != "Add" || add.inputs.size() != 2 ||
+        add.outputs.size() != 1 || !add.inputs[0].valid() || !add.inputs[1].valid() ||
+        g.tensor(add.inputs[0]).shape != g.tensor(add.outputs[0]).shape)
+      continue;
+    for (size_t k = 0; k < 2; ++k) {
+      NodeState* conv = FusableConv(g, add, k, nodes);
+      if (conv == nullptr) continue;
+      conv->add_other = add.inputs[1 - k];
+      it->second->add_conv = conv;
+      it->second->conv_input = k;
+      ++fused;
+      break;
+    }
+  }
+  return fused;
+}
+
+// An Add FuseAdds paired with a Conv; true when done. Its two inputs (two tensors) share one
+// buffer only after the executor's FusedInput hand-over: the Conv has added into it, and the
+// result is copied unless the Add runs in place on it. Otherwise, run in place on the Conv's
+// buffer (which oneDNN's binary primitive must not write while reading it as its second
+// source), it adds here; else the binary primitive runs.
+bool RunFusedAdd(const NodeState& s, const std::vector<TensorRef>& in,
+                 const std::vector<TensorRef>& out) {
+  const TensorRef& conv = in[s.conv_input];
+  const TensorRef& other = in[1 - s.conv_input];
+  if (conv.data == other.data && conv.data != nullptr) {
+    if (out[0].data != conv.data) std::memcpy(out[0].data, conv.data, out[0].Bytes());
+    return true;
+  }
+  if (out[0].data != conv.data) return false;
+  float* y = out[0].as<float>();
+  const float* b = other.as<float>();
+  const int64_t n = out[0].NumElements();
+  for (int64_t i = 0; i < n; ++i) y[i] += b[i];
+  return true;
 }
 
 // An activation FuseActivations paired with a Conv: true when the Conv's last run applied it to
@@ -232,9 +334,10 @@ void DnnlOps::Prepare(const graph::Graph& graph) {
     impl_->nodes[&op] = std::move(s);
   }
   FuseActivations(graph, impl_->nodes);
+  const int fused_adds = FuseAdds(graph, impl_->nodes);
   if (std::getenv("HX_DNNL_DEBUG") != nullptr)
-    std::fprintf(stderr, "dnnl: %zu nodes, %d blocked tensors\n", impl_->nodes.size(),
-                 impl_->blocked_tensors);
+    std::fprintf(stderr, "dnnl: %zu nodes, %d blocked tensors, %d Adds fused into Convs\n",
+                 impl_->nodes.size(), impl_->blocked_tensors, fused_adds);
 }
 
 StatusOr<bool> DnnlOps::Run(const graph::Node& op, const std::vector<TensorRef>& inputs,
@@ -245,6 +348,12 @@ StatusOr<bool> DnnlOps::Run(const graph::Node& op, const std::vector<TensorRef>&
   s.applied_to.store(nullptr);  // until this run has written its output with the post-op
   if (!Matches(s, op, inputs, outputs)) return false;
   if (s.absorbed_by != nullptr && AlreadyApplied(s, op, inputs, outputs)) return true;
+  if (s.add_conv != nullptr && RunFusedAdd(s, inputs, outputs)) return true;
+  // A Conv given its Add's other input's buffer as its output adds into it (FusedInput).
+  const dnnl_impl::ConvPostOp sum{false, 0.0f, 0.0f, true};
+  const bool sums = s.add_other.valid() && inputs.size() > op.inputs.size();
+  if (sums && inputs.back().data != outputs[0].data)
+    return Internal("Conv '" + op.name + "': the tensor to add is not in its output buffer");
 #if defined(__SANITIZE_THREAD__)
   // libgomp is not instrumented: ThreadSanitizer would report its team's barriers as races.
   omp_set_num_threads(1);
@@ -255,7 +364,7 @@ StatusOr<bool> DnnlOps::Run(const graph::Node& op, const std::vector<TensorRef>&
   {
     std::lock_guard<std::mutex> lock(s.lock);
     if (s.one_thread || (measure && !s.choice.NextUsesTeam())) team.emplace(1);
-    p = PrimitiveForTeam(s, op, inputs);
+    p = PrimitiveForTeam(s, op, inputs, sums ? &sum : (s.post ? &*s.post : nullptr));
   }
   if (p == nullptr)
     return Internal(op.op_type + " '" + op.name +
@@ -273,7 +382,18 @@ StatusOr<bool> DnnlOps::Run(const graph::Node& op, const std::vector<TensorRef>&
 
 bool DnnlOps::RunsInPlace(const graph::Node& op) const {
   auto it = impl_->nodes.find(&op);
-  return it != impl_->nodes.end() && it->second->absorbed_by != nullptr;
+  return it != impl_->nodes.end() &&
+         (it->second->absorbed_by != nullptr || it->second->add_conv != nullptr);
+}
+
+size_t DnnlOps::InPlaceInput(const graph::Node& op) const {
+  auto it = impl_->nodes.find(&op);
+  return it != impl_->nodes.end() && it->second->add_conv != nullptr ? it->second->conv_input : 0;
+}
+
+TensorId DnnlOps::FusedInput(const graph::Node& op) const {
+  auto it = impl_->nodes.find(&op);
+  return it != impl_->nodes.end() ? it->second->add_other : TensorId{};
 }
 
 int DnnlOps::num_nodes() const { return static_cast<int>(impl_->nodes.size()); }

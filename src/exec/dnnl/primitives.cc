@@ -105,13 +105,24 @@ std::unique_ptr<NodePrimitive> MakeConv(const graph::Graph& g, const graph::Node
     dnnl::primitive_attr attr = UserScratchpad();
     if (post != nullptr) {
       dnnl::post_ops ops;
-      ops.append_eltwise(
-          1.0f, post->relu ? dnnl::algorithm::eltwise_relu : dnnl::algorithm::eltwise_clip_v2,
-          post->alpha, post->beta);
+      if (post->sum) {
+        ops.append_sum(1.0f);
+        p->post_sum = true;
+      } else {
+        ops.append_eltwise(
+            1.0f, post->relu ? dnnl::algorithm::eltwise_relu : dnnl::algorithm::eltwise_clip_v2,
+            post->alpha, post->beta);
+        p->post_op = true;
+      }
       attr.set_post_ops(ops);
-      p->post_op = true;
     }
     dnnl::convolution_forward::primitive_desc pd(d, attr, Engine());
+    // The sum reads the primitive's own output: it must be the executor's buffer, not a scratch
+    // buffer reordered afterwards. And oneDNN's reference convolution takes any post-op, at many
+    // times the time: an Add stays unfused rather than make the Conv run there.
+    if (p->post_sum &&
+        (pd.dst_desc() != p->user_dst || std::string(pd.impl_info_str()).rfind("ref", 0) == 0))
+      return nullptr;
     p->scratchpad = pd.scratchpad_desc();
     p->src = pd.src_desc();
     p->dst = pd.dst_desc();

@@ -37,6 +37,7 @@ struct NodePrimitive {
   dnnl::memory::desc src1;
   float alpha = 0.0f, beta = 0.0f;  // eltwise: Clip's bounds the primitive was made with
   bool post_op = false;             // Conv: made with its fused activation (ConvPostOp)
+  bool post_sum = false;  // Conv: adds its result to what its output buffer holds (ConvPostOp)
   // Layer normalisation: Scale (input 1) and, when has_shift, B (input 2), both of `scale`'s desc.
   bool norm = false, has_shift = false;
   dnnl::memory::desc scale;
@@ -66,11 +67,13 @@ struct Layouts {
   dnnl::memory::format_tag blocked = dnnl::memory::format_tag::undef;  // what kBlocked means
 };
 
-// An activation a Conv applies to its output as it writes it (a oneDNN eltwise post-op):
-// Relu, or Clip to [alpha, beta].
+// What a Conv applies to its output as it writes it: an activation (a oneDNN eltwise post-op),
+// Relu or Clip to [alpha, beta]; or, when `sum`, the addition of what the output buffer already
+// holds (a sum post-op: the executor gave the Conv its Add's other input's buffer).
 struct ConvPostOp {
   bool relu = false;
   float alpha = 0.0f, beta = 0.0f;
+  bool sum = false;
 };
 
 // nullptr when oneDNN cannot run the node as given (unsupported attribute, dtype or shape).
