@@ -1,6 +1,7 @@
 #include "hexplan/exec/kernels.h"
 
 #include <cblas.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
@@ -811,6 +812,37 @@ Status BatchNormKernel(const Ctx& c) {
 
 // ---- GEMM family.
 
+// y[N] = alpha * B a + beta * y with B [N, K] (`tb`), else alpha * B^T a + beta * y with B [K, N].
+// A matrix of a MiB or more is read from memory at one core's bandwidth, and the calling device
+// thread's OpenMP team (its core group, dnnl_ops BindTeam) reads it faster: each thread computes
+// its share of y (mobilenet_v2's classifier, 1000 x 1280, 0.32 -> 0.17 ms on two cores).
+void Sgemv(bool tb, int64_t N, int64_t K, float alpha, const float* a, int64_t inc_a,
+           const float* B, int64_t ldb, float beta, float* y) {
+  constexpr int64_t kTeamElements = int64_t{1} << 18;
+#if defined(__SANITIZE_THREAD__)
+  const int team = 1;  // libgomp is not instrumented: ThreadSanitizer would flag its barriers
+#else
+  const int team = N * K >= kTeamElements ? std::min<int64_t>(omp_get_max_threads(), N / 16) : 1;
+#endif
+  const auto part = [&](int64_t lo, int64_t hi) {
+    if (hi <= lo) return;
+    if (tb)
+      cblas_sgemv(CblasRowMajor, CblasNoTrans, static_cast<int>(hi - lo), static_cast<int>(K),
+                  alpha, B + lo * ldb, static_cast<int>(ldb), a, static_cast<int>(inc_a), beta,
+                  y + lo, 1);
+    else
+      cblas_sgemv(CblasRowMajor, CblasTrans, static_cast<int>(K), static_cast<int>(hi - lo), alpha,
+                  B + lo, static_cast<int>(ldb), a, static_cast<int>(inc_a), beta, y + lo, 1);
+  };
+  if (team <= 1) return part(0, N);
+#pragma omp parallel num_threads(team)
+  {
+    const int64_t t = omp_get_thread_num(), n = omp_get_num_threads();
+    const int64_t chunk = ((N + n - 1) / n + 15) / 16 * 16;  // whole cache lines of y each
+    part(std::min(N, t * chunk), std::min(N, (t + 1) * chunk));
+  }
+}
+
 // C[M,N] = alpha * op(A) op(B) + beta * C, row-major.
 void Sgemm(bool naive, bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha,
            const float* A, int64_t lda, const float* B, int64_t ldb, float beta, float* C,
@@ -821,14 +853,7 @@ void Sgemm(bool naive, bool ta, bool tb, int64_t M, int64_t N, int64_t K, float 
     // pack op(B) into OpenBLAS's shared buffer pool on every call: slower, and with several
     // device threads calling at once the pool's buffers move between their cores.
     if (beta == 0.0f) std::fill(C, C + N, 0.0f);  // BLAS may scale stale values by 0 (NaN * 0)
-    const int inc_a = ta ? static_cast<int>(lda) : 1;
-    if (tb) {  // B is [N, K]: y = B a
-      cblas_sgemv(CblasRowMajor, CblasNoTrans, static_cast<int>(N), static_cast<int>(K), alpha, B,
-                  static_cast<int>(ldb), A, inc_a, beta, C, 1);
-    } else {  // B is [K, N]: y = B^T a
-      cblas_sgemv(CblasRowMajor, CblasTrans, static_cast<int>(K), static_cast<int>(N), alpha, B,
-                  static_cast<int>(ldb), A, inc_a, beta, C, 1);
-    }
+    Sgemv(tb, N, K, alpha, A, ta ? lda : 1, B, ldb, beta, C);
     return;
   }
   if (!naive) {

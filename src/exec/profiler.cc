@@ -330,6 +330,7 @@ StatusOr<SideBySide> TwoCopies(const graph::Graph& g, const std::vector<HostTens
         outs.push_back(tensor_of[t.value()]);
       }
       const NodeId op = out.graph.AddOp(node.op_type, name(node.name), in, outs, node.attrs);
+      out.graph.mutable_node(op).data = node.data;  // a Constant's payload
       if (prefix[0] == 'a') out.copy_a.push_back(op);
     }
     for (NodeId o : g.Outputs()) out.graph.AddOutput(tensor_of[g.node(o).inputs[0].value()]);

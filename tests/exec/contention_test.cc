@@ -176,5 +176,32 @@ TEST(CpuContentionProfileTest, DefaultTermIsTheSideBySideSlowdown) {
   EXPECT_TRUE(alone->cpu_contention().empty());
 }
 
+TEST(CpuContentionProfileTest, SideBySideKeepsConstantPayloads) {
+  // The side-by-side graph copies every op with its payload: a Constant holding its value as
+  // bytes (as ONNX exports write them) must still have it in both copies.
+  graph::Graph g("constant");
+  TensorId x = g.node(g.AddInput("x", graph::DType::kF32, {4})).outputs[0];
+  const NodeId c = g.AddOpWithOutputs("Constant", "c", {}, {{"c.out", graph::DType::kF32, {4}}});
+  const std::vector<float> value = {1, 2, 3, 4};
+  g.mutable_node(c).data = std::make_shared<const std::string>(
+      reinterpret_cast<const char*>(value.data()), value.size() * sizeof(float));
+  TensorId y = g.node(g.AddOpWithOutputs("Add", "add", {x, g.node(c).outputs[0]},
+                                         {{"y", graph::DType::kF32, {4}}}))
+                   .outputs[0];
+  g.AddOutput(y);
+  hw::Cluster cluster = CpuCluster(2);
+  auto backend = CpuBackend::Create(cluster);
+  ASSERT_TRUE(backend.ok());
+  std::vector<HostTensor> weights(g.num_nodes());
+  std::map<std::string, HostTensor> inputs;
+  inputs.emplace("x", HostTensor(graph::DType::kF32, {4}));
+  ProfileOptions options;
+  options.budget_s = 0.1;
+  ProfileCalibration cal;
+  auto profile = ProfileGraph(g, cluster, weights, inputs, **backend, options, &cal);
+  ASSERT_TRUE(profile.ok()) << profile.status().ToString();
+  EXPECT_GT(cal.together_run_s, 0.0);
+}
+
 }  // namespace
 }  // namespace hx::exec

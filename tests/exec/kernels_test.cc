@@ -2,6 +2,7 @@
 #include "hexplan/exec/kernels.h"
 
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <cmath>
 
@@ -73,6 +74,34 @@ TEST(KernelTest, GemmTransposesAndAddsBias) {
   at.Set("transB", int64_t{1});
   at.Set("alpha", 2.0);
   EXPECT_EQ(o.Run("Gemm", {2, 3}, at), (std::vector<float>{12, 24, 36, 16, 28, 44}));
+}
+
+// A row times a matrix of a MiB or more splits the output across the calling thread's OpenMP
+// team (a core group of two): every part lands where it belongs, for both layouts of B.
+TEST(KernelTest, LargeSingleRowProductsOnATeamMatchNaive) {
+  const int64_t K = 640, N = 1000;  // 2.4 MiB of B
+  const int threads = omp_get_max_threads();
+  omp_set_num_threads(2);
+  for (bool tb : {false, true}) {
+    std::vector<float> blas, naive;
+    for (bool use_naive : {false, true}) {
+      OneOp o;
+      std::vector<float> a = Iota(static_cast<int>(K), -300.0f);
+      for (float& x : a) x *= 0.01f;
+      o.In("a", {1, K}, a);
+      std::vector<float> b(static_cast<size_t>(K * N));
+      for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>((i * 7919) % 101) - 50.0f;
+      o.In("b", tb ? Shape{N, K} : Shape{K, N}, b);
+      graph::Attributes at;
+      at.Set("transB", int64_t{tb});
+      (use_naive ? naive : blas) = o.Run("Gemm", {1, N}, at, use_naive);
+    }
+    ASSERT_EQ(blas.size(), static_cast<size_t>(N));
+    ASSERT_EQ(naive.size(), blas.size());
+    for (size_t i = 0; i < blas.size(); ++i)
+      ASSERT_NEAR(blas[i], naive[i], 1e-3 * (1 + std::abs(naive[i]))) << tb << " " << i;
+  }
+  omp_set_num_threads(threads);
 }
 
 // One row times a matrix takes BLAS's GEMV path: every transpose combination, with alpha and a
