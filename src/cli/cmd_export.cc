@@ -1,7 +1,9 @@
-// `hexplan export MODEL -o FILE [--plan PLAN]`: a model as ONNX (shape-only, opens in Netron) or
-// hexplan graph JSON. With --plan the ONNX file carries the plan's placement as metadata_props:
-// each op's device, subgraph and position, and the planner, cluster and latency on the model
-// (keys in docs/formats.md, "Placement in exported ONNX").
+// `hexplan export MODEL -o FILE [--plan PLAN] [--weights random --seed N]`: a model as ONNX
+// (shape-only, opens in Netron; with --weights random, a runnable model: every weight without a
+// payload gets the seeded random values `hexplan run` gives it) or hexplan graph JSON. With --plan
+// the ONNX file carries the plan's placement as metadata_props: each op's device, subgraph and
+// position, and the planner, cluster and latency on the model (keys in docs/formats.md, "Placement
+// in exported ONNX").
 
 #include <cstdio>
 
@@ -9,6 +11,7 @@
 #include "cli/plan_file.h"
 #include "hexplan/core/file_util.h"
 #include "hexplan/core/output_files.h"
+#include "hexplan/exec/values.h"
 #include "hexplan/graph/json_io.h"
 #include "hexplan/graph/onnx_io.h"
 #include "hexplan/plan/validator.h"
@@ -22,7 +25,22 @@ struct ExportArgs {
   ModelArgs model;
   std::string output;
   std::string plan;
+  std::string weights = "none";  // none (shapes only) or random
+  uint64_t seed = 1;
 };
+
+// Every weight without a payload gets the values `hexplan run --seed` would give it
+// (exec::MaterializeWeights: seeded per weight name), as its ONNX initializer's raw data.
+Status AddRandomWeights(graph::Graph& graph, uint64_t seed) {
+  HX_ASSIGN_OR_RETURN(std::vector<exec::HostTensor> values, exec::MaterializeWeights(graph, seed));
+  for (NodeId id : graph.Weights()) {
+    graph::Node& node = graph.mutable_node(id);
+    if (node.data != nullptr) continue;
+    const std::vector<uint8_t>& bytes = values[id.index()].bytes;
+    node.data = std::make_shared<const std::string>(bytes.begin(), bytes.end());
+  }
+  return Status::Ok();
+}
 
 std::string Number(double v) {
   char buf[64];
@@ -96,8 +114,18 @@ int RunExport(const ExportArgs& args) {
                          std::string("FILE.onnx (graph JSON has no place for it; the plan file ") +
                          args.plan + " is JSON already)");
   if (!st.ok()) return ReportError(st);
+  if (args.weights != "none" && args.weights != "random")
+    return ReportError(
+        InvalidArgument("--weights: expected none or random, got '" + args.weights + "'"));
+  if (args.weights == "random" && ext != "onnx")
+    return ReportError(
+        InvalidArgument("--weights random: graph JSON holds shapes only; give -o "
+                        "FILE.onnx"));
   graph::OnnxMetadata metadata;
   auto loaded = LoadForExport(args, &metadata);
+  if (loaded.ok() && args.weights == "random") {
+    if (Status w = AddRandomWeights(*loaded, args.seed); !w.ok()) loaded = w;
+  }
   if (!loaded.ok()) return ReportError(loaded.status());
   st = outputs.StageWith(out, [&](const std::string& path) {
     return ext == "onnx" ? graph::WriteOnnxFile(*loaded, path, metadata)
@@ -105,8 +133,9 @@ int RunExport(const ExportArgs& args) {
   });
   if (st.ok()) st = CommitOutputs(outputs);
   if (!st.ok()) return ReportError(st);
-  std::printf("wrote %s (%zu ops%s)\n", out.c_str(), loaded->Ops().size(),
-              args.plan.empty() ? "" : ", each with its device from the plan");
+  std::printf("wrote %s (%zu ops%s%s)\n", out.c_str(), loaded->Ops().size(),
+              args.plan.empty() ? "" : ", each with its device from the plan",
+              args.weights == "random" ? ", weights seeded random" : "");
   return 0;
 }
 
@@ -121,6 +150,11 @@ Command AddExportCommand(CLI::App& root) {
   app->add_option("--plan", args->plan,
                   "a plan for MODEL (hexplan place -o): write each op's device, subgraph and "
                   "order into the ONNX file's metadata (Netron shows them)");
+  app->add_option("--weights", args->weights,
+                  "none: weights as shapes only; random: every weight without values gets the "
+                  "seeded random values `hexplan run --seed` uses (a runnable ONNX file)")
+      ->default_val("none");
+  app->add_option("--seed", args->seed, "with --weights random: the seed")->default_val(1);
   return {app, [args]() { return RunExport(*args); }};
 }
 

@@ -95,6 +95,39 @@ TEST(RunCliTest, CpuWeightsInPlaceDropTheLoadsAndGiveTheSameOutput) {
   EXPECT_EQ(x->bytes, y->bytes);
 }
 
+// `export --weights random --seed N` writes the values `run --seed N` gives the zoo model, so the
+// file runs to the same output; another seed's file holds other weights (its payload is used).
+TEST(RunCliTest, ExportWithRandomWeightsRunsLikeTheZooModel) {
+  const std::string dir = testing::MakeTempDir();
+  const std::string cluster = " --cluster local-cpu:groups=1,cores=1";
+  auto output = [&](const std::string& model, const std::string& name) {
+    auto placed = RunCli("place " + model + cluster + " -o " + dir + "/" + name + ".json");
+    EXPECT_EQ(placed.exit_code, 0) << placed.err;
+    auto ran = RunCli("run " + model + " --plan " + dir + "/" + name +
+                      ".json --random-input --seed 7 --output " + dir + "/" + name + ".npy");
+    EXPECT_EQ(ran.exit_code, 0) << ran.err;
+    auto npy = exec::ReadNpyFile(dir + "/" + name + ".npy");
+    EXPECT_TRUE(npy.ok()) << npy.status().ToString();
+    return npy.ok() ? npy->bytes : std::vector<uint8_t>{};
+  };
+  for (const char* seed : {"7", "8"}) {
+    auto exported = RunCli(std::string("export ") + kModel + " --weights random --seed " + seed +
+                           " -o " + dir + "/m" + seed + ".onnx");
+    ASSERT_EQ(exported.exit_code, 0) << exported.err;
+    EXPECT_NE(exported.out.find("weights seeded random"), std::string::npos) << exported.out;
+  }
+  const auto zoo = output(kModel, "zoo");
+  ASSERT_FALSE(zoo.empty());
+  EXPECT_EQ(output(dir + "/m7.onnx", "file7"), zoo);
+  EXPECT_NE(output(dir + "/m8.onnx", "file8"), zoo);
+  EXPECT_EQ(
+      RunCli(std::string("export ") + kModel + " --weights all -o " + dir + "/x.onnx").exit_code,
+      2);
+  EXPECT_EQ(
+      RunCli(std::string("export ") + kModel + " --weights random -o " + dir + "/x.json").exit_code,
+      2);
+}
+
 TEST(RunCliTest, ProfileWritesAProfileTheCostModelReads) {
   const std::string dir = testing::MakeTempDir();
   // A small time budget keeps this fast under Debug+ASan; the profile is complete all the same.
