@@ -226,6 +226,28 @@ TEST(DnnlOpsTest, TransformerOpsMatchNaiveReference) {
   EXPECT_EQ(ExpectMatchesReference(b.g), 5);
 }
 
+// An unrolled LSTM cell's ops on oneDNN: Gemm against constant weights (transposed and not, with
+// and without a bias) read by two Gemms each (one packed copy, shared), Sigmoid and Tanh. A Gemm
+// of one row stays a GEMV (not a oneDNN node); one whose B is a graph input is not oneDNN's either.
+TEST(DnnlOpsTest, GemmSigmoidTanhMatchNaiveReference) {
+  Built b;
+  TensorId x = b.g.node(b.g.AddInput("x", DType::kF32, {8, 16})).outputs[0];
+  TensorId y = b.g.node(b.g.AddInput("y", DType::kF32, {8, 16})).outputs[0];
+  TensorId wt = b.Weight("w_t", {24, 16}), w = b.Weight("w", {16, 24}), bias = b.Weight("b", {24});
+  const graph::Attributes trans = Attrs({{"transB", int64_t{1}}});
+  TensorId g1 = b.Add("Gemm", "g1", {x, wt, bias}, {8, 24}, trans);
+  TensorId g2 = b.Add("Gemm", "g2", {y, wt, bias}, {8, 24}, trans);
+  TensorId g3 = b.Add("Gemm", "g3", {x, w}, {8, 24});
+  TensorId g4 = b.Add("Gemm", "g4", {y, w, bias}, {8, 24});
+  b.g.AddOutput(b.Add("Sigmoid", "s", {b.Add("Add", "a", {g1, g2}, {8, 24})}, {8, 24}));
+  b.g.AddOutput(b.Add("Tanh", "t", {b.Add("Sub", "d", {g3, g4}, {8, 24})}, {8, 24}));
+  TensorId row = b.g.node(b.g.AddInput("row", DType::kF32, {1, 16})).outputs[0];
+  b.g.AddOutput(b.Add("Gemm", "gemv", {row, wt, bias}, {1, 24}, trans));
+  TensorId bx = b.g.node(b.g.AddInput("bx", DType::kF32, {24, 16})).outputs[0];
+  b.g.AddOutput(b.Add("Gemm", "g_input_b", {x, bx}, {8, 24}, trans));
+  EXPECT_EQ(ExpectMatchesReference(b.g), 8);  // 4 Gemms, Add, Sub, Sigmoid, Tanh
+}
+
 // The vectorised fp32 Erf (four lanes and a scalar tail) against std::erf, with its clamp's
 // edges: beyond +-4, infinities and NaN.
 TEST(DnnlOpsTest, Fp32ErfMatchesStdErf) {

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <unordered_map>
@@ -28,7 +29,11 @@ bool IsPool(const std::string& t) {
   return t == "MaxPool" || t == "AveragePool" || t == "GlobalAveragePool";
 }
 
-bool IsEltwise(const std::string& t) { return t == "Relu" || t == "Clip"; }
+bool IsEltwise(const std::string& t) {
+  return t == "Relu" || t == "Clip" || t == "Sigmoid" || t == "Tanh";
+}
+// The activations a Conv applies as a post-op: idempotent ones only (FuseActivations).
+bool IsIdempotentActivation(const std::string& t) { return t == "Relu" || t == "Clip"; }
 bool IsBinary(const std::string& t) { return t == "Add" || t == "Sub" || t == "Mul" || t == "Div"; }
 
 // `in`: the inputs of a run (Clip's bounds), or null while preparing; `post`: a Conv's fused
@@ -50,6 +55,7 @@ std::unique_ptr<NodePrimitive> Make(const graph::Graph& g, const graph::Node& op
   if (IsBinary(op.op_type)) return dnnl_impl::MakeBinary(g, op);
   if (op.op_type == "LSTM") return dnnl_impl::MakeLstm(g, op);
   if (op.op_type == "MatMul") return dnnl_impl::MakeMatMul(g, op);
+  if (op.op_type == "Gemm") return dnnl_impl::MakeGemm(g, op);
   if (op.op_type == "Softmax") return dnnl_impl::MakeSoftmax(g, op);
   if (op.op_type == "LayerNormalization") return dnnl_impl::MakeLayerNorm(g, op);
   return nullptr;
@@ -64,7 +70,7 @@ bool IsSmall(const graph::Graph& g, const graph::Node& op) {
   constexpr double kFlops = 4e6;
   constexpr int64_t kBytes = 256 << 10;
   if (op.op_type == "Softmax" || op.op_type == "LayerNormalization") return true;
-  if (op.op_type == "MatMul") {
+  if (op.op_type == "MatMul" || op.op_type == "Gemm") {
     const graph::Shape& a = g.tensor(op.inputs[0]).shape;
     return 2.0 * static_cast<double>(g.tensor(op.outputs[0]).NumElements() * a.back()) < 1e6;
   }
@@ -97,6 +103,14 @@ bool Current(const NodePrimitive& p, const graph::Node& op, const std::vector<Te
 
 // A node Prepare accepted. Its primitive is made on the thread that first runs it, for that
 // thread's OpenMP team, and made again if a thread with another team size runs it.
+// The nodes of one prepared graph that read the same constant weight (an unrolled LSTM's 24 steps
+// of a layer read its two matrices): the first primitive packed into a layout is the one the
+// others with that layout read (their weights_from), so the packed copy is made and cached once.
+struct SharedWeights {
+  std::mutex lock;
+  std::vector<std::shared_ptr<NodePrimitive>> packed;  // one per packed layout
+};
+
 struct NodeState {
   const graph::Graph* graph = nullptr;
   const graph::Node* node = nullptr;
@@ -113,7 +127,8 @@ struct NodeState {
   bool measured_team = false;
   std::mutex lock;
   dnnl_impl::TeamChoice choice;
-  std::shared_ptr<NodePrimitive> built[2];  // made for one thread, for the team
+  std::shared_ptr<NodePrimitive> built[2];        // made for one thread, for the team
+  std::shared_ptr<SharedWeights> shared_weights;  // when input 1 is a constant read by others
   // Conv + Relu/Clip fusion (FuseActivations): on the activation, its Conv; on the Conv, the
   // activation it applies as it writes (once known: Relu at once, Clip's constant bounds when its
   // first run reads them; under `lock`), and the buffer its last run wrote with it applied.
@@ -151,6 +166,12 @@ std::shared_ptr<NodePrimitive> PrimitiveForTeam(NodeState& s, const graph::Node&
   if (p != nullptr && other != nullptr && p->const_weights && other->const_weights &&
       p->w == other->w)
     p->weights_from = other->weights_from != nullptr ? other->weights_from : other;
+  if (p != nullptr && p->const_weights && p->weights_from == nullptr && s.shared_weights) {
+    std::lock_guard<std::mutex> lock(s.shared_weights->lock);
+    for (const std::shared_ptr<NodePrimitive>& q : s.shared_weights->packed)
+      if (q->w == p->w) p->weights_from = q;
+    if (p->weights_from == nullptr) s.shared_weights->packed.push_back(p);
+  }
   return p;
 }
 
@@ -161,7 +182,7 @@ const graph::Node* FusableActivation(const graph::Graph& g, const graph::Node& o
   const std::vector<NodeId>& readers = g.tensor(op.outputs[0]).consumers;
   if (readers.size() != 1) return nullptr;
   const graph::Node& act = g.node(readers[0]);
-  if (!act.is_op() || !IsEltwise(act.op_type) || act.inputs.empty() ||
+  if (!act.is_op() || !IsIdempotentActivation(act.op_type) || act.inputs.empty() ||
       act.inputs[0] != op.outputs[0] || Make(g, act, {}) == nullptr)
     return nullptr;
   for (size_t i = 1; i < act.inputs.size(); ++i)
@@ -323,6 +344,7 @@ void DnnlOps::Prepare(const graph::Graph& graph) {
     blocked = dnnl_impl::PlanBlockedTensors(graph, dnnl_op, impl_->preferred.block);
   impl_->blocked_tensors = 0;
   for (bool b : blocked) impl_->blocked_tensors += b ? 1 : 0;
+  std::map<int64_t, std::shared_ptr<SharedWeights>> weights;  // by the weight's tensor
   for (NodeId id : graph.Ops()) {
     if (!handled[id.value()]) continue;
     const graph::Node& op = graph.node(id);
@@ -337,6 +359,12 @@ void DnnlOps::Prepare(const graph::Graph& graph) {
     s->measured_team = !s->one_thread;
     if (blocked[op.inputs[0].value()]) s->layouts.src = Layout::kBlocked;
     if (blocked[op.outputs[0].value()]) s->layouts.dst = Layout::kBlocked;
+    if (op.inputs.size() > 1 && op.inputs[1].valid() &&
+        dnnl_impl::IsConstantValue(graph, op.inputs[1])) {
+      std::shared_ptr<SharedWeights>& shared = weights[op.inputs[1].value()];
+      if (shared == nullptr) shared = std::make_shared<SharedWeights>();
+      s->shared_weights = shared;
+    }
     impl_->nodes[&op] = std::move(s);
   }
   FuseActivations(graph, impl_->nodes);

@@ -1,5 +1,5 @@
-// Elementwise ops on oneDNN: Relu and Clip (eltwise) and Add/Sub/Mul/Div of two equal shapes
-// (binary). They see tensors as flat arrays, so they run on any layout (layout.h).
+// Elementwise ops on oneDNN: Relu, Clip, Sigmoid and Tanh (eltwise) and Add/Sub/Mul/Div of two
+// equal shapes (binary). They see tensors as flat arrays, so they run on any layout (layout.h).
 
 #include <omp.h>
 
@@ -50,6 +50,8 @@ std::unique_ptr<NodePrimitive> MakeEltwise(const graph::Graph& g, const graph::N
   auto p = std::make_unique<NodePrimitive>();
   p->user_src = p->src = p->user_dst = p->dst = Flat(g.tensor(op.outputs[0]).NumElements());
   dnnl::algorithm algo = dnnl::algorithm::eltwise_relu;
+  if (op.op_type == "Sigmoid") algo = dnnl::algorithm::eltwise_logistic;
+  if (op.op_type == "Tanh") algo = dnnl::algorithm::eltwise_tanh;
   if (op.op_type == "Clip") {
     algo = dnnl::algorithm::eltwise_clip_v2;
     std::tie(p->alpha, p->beta) = ClipBounds(op, in);

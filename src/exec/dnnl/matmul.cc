@@ -1,7 +1,7 @@
-// ONNX MatMul (fp32, both inputs of rank >= 2, numpy broadcasting of the batch dims) on oneDNN's
-// matmul primitive. A constant second input (a weight) without batch dims is reordered once into
-// the layout the primitive picks (packed for its GEMM kernel), and the first input's batch dims
-// are folded into its rows: [.., M, K] x [K, N] runs as one [B*M, K] x [K, N] product.
+// ONNX MatMul (fp32, both inputs of rank >= 2, numpy broadcasting of the batch dims) and Gemm on
+// oneDNN's matmul primitive. A constant second input (a weight) without batch dims is reordered
+// once into the layout the primitive picks (packed for its GEMM kernel), and the first input's
+// batch dims are folded into its rows: [.., M, K] x [K, N] runs as one [B*M, K] x [K, N] product.
 
 #include <omp.h>
 
@@ -78,6 +78,51 @@ std::unique_ptr<NodePrimitive> MakeMatMul(const graph::Graph& g, const graph::No
     dnnl::matmul::primitive_desc pd(
         dnnl::matmul::desc(p->src, p->const_weights ? w_any : p->user_w, p->dst), UserScratchpad(),
         Engine());
+    p->scratchpad = pd.scratchpad_desc();
+    p->w = pd.weights_desc();
+    p->prim = dnnl::matmul(pd);
+    if (p->w != p->user_w)
+      p->w_reorder =
+          dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), p->user_w, Engine(), p->w));
+  } catch (const dnnl::error&) {
+    return nullptr;
+  }
+  return p;
+}
+
+std::unique_ptr<NodePrimitive> MakeGemm(const graph::Graph& g, const graph::Node& op) {
+  if (op.inputs.size() < 2 || op.inputs.size() > 3 || op.outputs.size() != 1) return nullptr;
+  const bool has_c = op.inputs.size() == 3 && op.inputs[2].valid();
+  for (TensorId t : {op.inputs[0], op.inputs[1], op.outputs[0]})
+    if (!MatMulF32(g, t)) return nullptr;
+  const graph::Shape& as = g.tensor(op.inputs[0]).shape;
+  const graph::Shape& bs = g.tensor(op.inputs[1]).shape;
+  const auto& at = op.attrs;
+  if (as.size() != 2 || bs.size() != 2 || at.GetInt("transA", 0) != 0 ||
+      at.GetFloat("alpha", 1.0) != 1.0 || (has_c && at.GetFloat("beta", 1.0) != 1.0) || as[0] < 2 ||
+      !IsConstantValue(g, op.inputs[1]))
+    return nullptr;
+  const bool tb = at.GetInt("transB", 0) != 0;
+  const int64_t M = as[0], K = as[1], N = tb ? bs[0] : bs[1];
+  if ((tb ? bs[1] : bs[0]) != K || g.tensor(op.outputs[0]).shape != graph::Shape{M, N})
+    return nullptr;
+  if (has_c && (!MatMulF32(g, op.inputs[2]) || g.tensor(op.inputs[2]).NumElements() != N ||
+                g.tensor(op.inputs[2]).shape.back() != N))
+    return nullptr;
+  auto p = std::make_unique<NodePrimitive>();
+  p->threads = omp_get_max_threads();
+  p->user_src = p->src = MatMulPlain({M, K});
+  p->user_dst = p->dst = MatMulPlain({M, N});
+  p->user_w = p->w = memory::desc({K, N}, memory::data_type::f32,
+                                  tb ? memory::format_tag::ba : memory::format_tag::ab);
+  p->has_weights = p->const_weights = true;
+  p->has_bias = has_c;
+  if (has_c) p->bias = MatMulPlain({1, N});
+  try {
+    const memory::desc w_any({K, N}, memory::data_type::f32, memory::format_tag::any);
+    dnnl::matmul::primitive_desc pd(has_c ? dnnl::matmul::desc(p->src, w_any, p->bias, p->dst)
+                                          : dnnl::matmul::desc(p->src, w_any, p->dst),
+                                    UserScratchpad(), Engine());
     p->scratchpad = pd.scratchpad_desc();
     p->w = pd.weights_desc();
     p->prim = dnnl::matmul(pd);

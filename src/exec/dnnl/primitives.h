@@ -3,6 +3,8 @@
 // in (NCHW or channel-blocked, layout.h), the layouts the primitive chose, the reorders between
 // them, and the weights reordered once. Built by MakeConv / MakePool, run by RunNode.
 
+#include <array>
+#include <atomic>
 #include <dnnl.hpp>
 #include <memory>
 #include <mutex>
@@ -57,6 +59,12 @@ struct NodePrimitive {
   // Another primitive of the same node (made for another team size) whose packed weights this
   // one reads: same layout, packed once.
   std::shared_ptr<NodePrimitive> weights_from;
+  // RunNode's memory objects, made at the first run and pointed at each run's buffers
+  // (set_data_handle): making them anew cost an aligned allocation each, several per op, a
+  // third of a small op's time. `memories_busy` guards them (a run that finds them in use makes
+  // its own).
+  std::array<dnnl::memory, 11> memories;
+  std::atomic_flag memories_busy = ATOMIC_FLAG_INIT;
 };
 
 // `layout`: the tensor's layout in the executor's buffers; kBlocked needs C % block == 0.
@@ -91,6 +99,9 @@ std::unique_ptr<NodePrimitive> MakeBinary(const graph::Graph& graph, const graph
 // MatMul (fp32, ranks >= 2, batch dims broadcast; constant 2-D weights packed once), Softmax
 // over the last axis, LayerNormalization (Y only): matmul.cc, norm.cc.
 std::unique_ptr<NodePrimitive> MakeMatMul(const graph::Graph& graph, const graph::Node& op);
+// ONNX Gemm with a constant B packed once: alpha 1, A not transposed and of two rows or more (one
+// row is a GEMV: OpenBLAS, split over the team, kernels.cc), C absent or a bias of N values.
+std::unique_ptr<NodePrimitive> MakeGemm(const graph::Graph& graph, const graph::Node& op);
 std::unique_ptr<NodePrimitive> MakeSoftmax(const graph::Graph& graph, const graph::Node& op);
 std::unique_ptr<NodePrimitive> MakeLayerNorm(const graph::Graph& graph, const graph::Node& op);
 // A graph initializer, a Constant's output, or one of those passed through Identity ops.

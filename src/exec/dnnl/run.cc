@@ -1,6 +1,7 @@
 // RunNode: one node's primitive on the executor's buffers, with the reorders it needs.
 
-#include <unordered_map>
+#include <array>
+#include <atomic>
 
 #include "exec/dnnl/primitives.h"
 
@@ -27,20 +28,64 @@ dnnl::stream& ThreadStream() {
   return stream;
 }
 
-dnnl::memory Weights(NodePrimitive& p, const TensorRef& w, dnnl::stream& s) {
-  const dnnl::engine& eng = Engine();
-  dnnl::memory user(p.user_w, eng, w.data);
-  if (!p.w_reorder) return user;
-  if (p.weights_from != nullptr) return Weights(*p.weights_from, w, s);
+// NodePrimitive::memories by what each holds.
+enum Slot {
+  kUserSrc,
+  kSrc,
+  kUserDst,
+  kDst,
+  kPad,
+  kWeights,
+  kPackedWeights,
+  kSrc1,
+  kScale,
+  kShift,
+  kBias
+};
+
+// A node's memory objects for one run, pointed at this run's buffers: the node's own when no
+// other run holds them (`share`), else objects of this run's own.
+class Memories {
+ public:
+  explicit Memories(NodePrimitive& p, bool share = true)
+      : p_(p), owned_(share && !p.memories_busy.test_and_set(std::memory_order_acquire)) {}
+  ~Memories() {
+    if (owned_) p_.memories_busy.clear(std::memory_order_release);
+  }
+  Memories(const Memories&) = delete;
+  Memories& operator=(const Memories&) = delete;
+  dnnl::memory& At(Slot slot, const dnnl::memory::desc& desc, void* data) {
+    dnnl::memory& m = owned_ ? p_.memories[slot] : local_[slot];
+    if (!m)
+      m = dnnl::memory(desc, Engine(), data);
+    else
+      m.set_data_handle(data);
+    return m;
+  }
+
+ private:
+  NodePrimitive& p_;
+  const bool owned_;
+  std::array<dnnl::memory, 11> local_;
+};
+
+dnnl::memory Weights(NodePrimitive& p, const TensorRef& w, dnnl::stream& s, Memories& mem) {
+  if (!p.w_reorder) return mem.At(kWeights, p.user_w, w.data);
+  if (p.weights_from != nullptr) {
+    Memories own(*p.weights_from, false);
+    return Weights(*p.weights_from, w, s, own);
+  }
   if (p.const_weights) {
     std::call_once(p.packed_once, [&] {
-      p.packed_w = dnnl::memory(p.w, eng);
+      dnnl::memory user(p.user_w, Engine(), w.data);
+      p.packed_w = dnnl::memory(p.w, Engine());
       p.w_reorder.execute(s, user, p.packed_w);
       s.wait();
     });
     return p.packed_w;
   }
-  dnnl::memory packed(p.w, eng, ThreadScratch().Get(1, p.w.get_size()));
+  dnnl::memory& user = mem.At(kWeights, p.user_w, w.data);
+  dnnl::memory& packed = mem.At(kPackedWeights, p.w, ThreadScratch().Get(1, p.w.get_size()));
   p.w_reorder.execute(s, user, packed);
   return packed;
 }
@@ -55,27 +100,33 @@ Status RunNode(NodePrimitive& p, const std::vector<TensorRef>& in,
     Scratch& scratch = ThreadScratch();
     void* const pad = scratch.Get(3, p.scratchpad.get_size());
     if (p.lstm) return RunLstm(p, in, out, s, scratch.Get(2, p.user_dst.get_size()), pad);
+    Memories mem(p);
     void* const src0 = p.swap_sources ? in[1].data : in[0].data;
-    dnnl::memory user_src(p.user_src, eng, src0), src = user_src;
+    dnnl::memory user_src = mem.At(kUserSrc, p.user_src, src0), src = user_src;
     if (p.src_reorder) {
-      src = dnnl::memory(p.src, eng, scratch.Get(0, p.src.get_size()));
+      src = mem.At(kSrc, p.src, scratch.Get(0, p.src.get_size()));
       p.src_reorder.execute(s, user_src, src);
     }
-    dnnl::memory user_dst(p.user_dst, eng, out[0].data), dst = user_dst;
-    if (p.dst_reorder) dst = dnnl::memory(p.dst, eng, scratch.Get(2, p.dst.get_size()));
-    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}};
-    if (p.scratchpad.get_size() > 0)
-      args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(p.scratchpad, eng, pad));
-    if (p.has_weights) args.emplace(DNNL_ARG_WEIGHTS, Weights(p, in[1], s));
+    dnnl::memory user_dst = mem.At(kUserDst, p.user_dst, out[0].data), dst = user_dst;
+    if (p.dst_reorder) dst = mem.At(kDst, p.dst, scratch.Get(2, p.dst.get_size()));
+    // The C API's argument array: the C++ API's std::unordered_map costs allocations every run.
+    std::array<dnnl_exec_arg_t, 8> args;
+    int n = 0;
+    const auto add = [&](int arg, const dnnl::memory& m) { args[n++] = {arg, m.get()}; };
+    add(DNNL_ARG_SRC, src);
+    add(DNNL_ARG_DST, dst);
+    if (p.scratchpad.get_size() > 0) add(DNNL_ARG_SCRATCHPAD, mem.At(kPad, p.scratchpad, pad));
+    dnnl::memory weights;
+    if (p.has_weights) add(DNNL_ARG_WEIGHTS, weights = Weights(p, in[1], s, mem));
     if (p.binary)
-      args.emplace(DNNL_ARG_SRC_1,
-                   dnnl::memory(p.src1, eng, p.swap_sources ? in[0].data : in[1].data));
+      add(DNNL_ARG_SRC_1, mem.At(kSrc1, p.src1, p.swap_sources ? in[0].data : in[1].data));
     if (p.norm) {
-      args.emplace(DNNL_ARG_SCALE, dnnl::memory(p.scale, eng, in[1].data));
-      if (p.has_shift) args.emplace(DNNL_ARG_SHIFT, dnnl::memory(p.scale, eng, in[2].data));
+      add(DNNL_ARG_SCALE, mem.At(kScale, p.scale, in[1].data));
+      if (p.has_shift) add(DNNL_ARG_SHIFT, mem.At(kShift, p.scale, in[2].data));
     }
-    if (p.has_bias) args.emplace(DNNL_ARG_BIAS, dnnl::memory(p.bias, eng, in[2].data));
-    p.prim.execute(s, args);
+    if (p.has_bias) add(DNNL_ARG_BIAS, mem.At(kBias, p.bias, in[2].data));
+    if (dnnl_primitive_execute(p.prim.get(), s.get(), n, args.data()) != dnnl_success)
+      return Internal("oneDNN: a primitive failed to run");
     if (p.dst_reorder) p.dst_reorder.execute(s, dst, user_dst);
     s.wait();
   } catch (const dnnl::error& e) {
