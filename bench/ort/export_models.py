@@ -4,7 +4,11 @@
 Usage: /usr/bin/python3 bench/ort/export_models.py OUT_DIR [MODEL ...]
 Models (default: all): mobilenet_v2 and resnet50 (torchvision, batch 1, 3x224x224, opset 13),
 gpt_small (2 decoder layers, d 128, 4 heads, vocabulary 1000, batch 1, sequence 32, opset 17) and
-lstm (nn.LSTM: 4 layers, input and hidden 64, sequence 24, batch 8, opset 13). Needs Debian's
+lstm (nn.LSTM: 4 layers, input and hidden 64, sequence 24, batch 8, opset 13) and lstm_cells
+(Chrion's LSTM as PyTorch writes it: the same 4 x 24 cells unrolled from nn.LSTMCell, Gemm, Add,
+Split, Sigmoid, Tanh and Mul per cell; bench/ort/lstm_cells.py). The zoo's own exports with seeded
+weights come from hexplan itself: `hexplan export lstm --layers 4 --io 64 --seq 24 --batch 8
+--weights random -o zoo_lstm.onnx` (docs/runtime.md). Needs Debian's
 python3-torch and python3-torchvision; weights are PyTorch's random initialisation under a fixed
 seed (no download), which times the same as trained weights. Exits 2 when torch is missing.
 """
@@ -24,10 +28,16 @@ def main():
         return 2
     out_dir = sys.argv[1]
     os.makedirs(out_dir, exist_ok=True)
-    for name in sys.argv[2:] or ["mobilenet_v2", "resnet50", "gpt_small", "lstm"]:
+    for name in sys.argv[2:] or ["mobilenet_v2", "resnet50", "gpt_small", "lstm", "lstm_cells"]:
+        path = os.path.join(out_dir, f"{name}.onnx")
+        if name == "lstm_cells":
+            sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+            import lstm_cells
+            lstm_cells.export_cells(torch, 8, 64, path)
+            print(path)
+            continue
         torch.manual_seed(0)
         model, x, opset = make_model(torch, torchvision, name)
-        path = os.path.join(out_dir, f"{name}.onnx")
         torch.onnx.export(model.eval(), x, path, opset_version=opset, input_names=["input"],
                           output_names=["output"], do_constant_folding=True)
         print(path)
