@@ -420,8 +420,11 @@ Status Executor::SplitAcrossRanks() {
 void Executor::FindFusedInputs() {
   const graph::Graph& graph = *graph_;
   fused_input_.assign(graph.num_nodes(), TensorId{});
+  in_place_input_.assign(graph.num_nodes(), -1);
   for (NodeId op : graph.Ops()) {
     const graph::Node& node = graph.node(op);
+    if (backend_->RunsInPlace(node))
+      in_place_input_[op.value()] = static_cast<int32_t>(backend_->InPlaceInput(node));
     const TensorId t = backend_->FusedInput(node);
     const DeviceId dev = tasks_.op_device[op.value()];
     if (!t.valid() || !dev.valid()) continue;
@@ -544,12 +547,12 @@ void Executor::ChooseInlineCopyStreams() {
   }
 }
 
-int Executor::InPlace(RunState& s, int device, const graph::Node& node,
-                      const std::vector<uint8_t>& from_host) {
+int Executor::InPlace(RunState& s, int device, NodeId op, const std::vector<uint8_t>& from_host) {
+  const graph::Node& node = graph_->node(op);
   if (node.outputs.size() != 1 || node.inputs.empty() || !node.outputs[0].valid() ||
-      !backend_->RunsInPlace(node))
+      in_place_input_[op.value()] < 0)
     return -1;
-  const size_t in = backend_->InPlaceInput(node);
+  const size_t in = static_cast<size_t>(in_place_input_[op.value()]);
   if (in >= node.inputs.size() || from_host[in] != 0 || !node.inputs[in].valid()) return -1;
   const graph::Tensor& x = graph_->tensor(node.inputs[in]);
   if (!graph_->node(x.producer).is_op() || x.Bytes() != graph_->tensor(node.outputs[0]).Bytes())
@@ -603,7 +606,7 @@ Status Executor::RunOp(RunState& s, int device, NodeId op) {
     const graph::Tensor& tensor = graph_->tensor(fused);
     in.push_back(TensorRef{tensor.dtype, &tensor.shape, s.slots[fused_slot].ptr});
   }
-  const int in_place = InPlace(s, device, node, from_host);
+  const int in_place = InPlace(s, device, op, from_host);
   for (size_t i = 0; i < node.outputs.size(); ++i) {
     const TensorId t = node.outputs[i];
     if (!t.valid()) continue;

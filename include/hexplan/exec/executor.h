@@ -138,8 +138,7 @@ class Executor {
   Status RunOp(RunState& state, int device, NodeId op);
   // The input whose buffer `node` writes over (DeviceBackend::RunsInPlace and InPlaceInput, and
   // it is that buffer's last reader on `device`), or -1.
-  int InPlace(RunState& state, int device, const graph::Node& node,
-              const std::vector<uint8_t>& from_host);
+  int InPlace(RunState& state, int device, NodeId op, const std::vector<uint8_t>& from_host);
   // Create's steps after the checks, once transfer_src_ and transfer_dst_ are known: the readers
   // of each buffer and the graph inputs each device reads; who waits for each task and where its
   // mark lives; which copy streams run on no thread of their own, and where each copies to.
@@ -149,7 +148,7 @@ class Executor {
   Status SplitAcrossRanks();
   void CountBufferReferences();
   // fused_input_: DeviceBackend::FusedInput where the plan keeps it, its producer and readers on
-  // the op's device.
+  // the op's device; in_place_input_.
   void FindFusedInputs();
   // Frees slot k's buffer unless the slot borrows it (a fused input whose buffer an op's output
   // took), and empties the slot.
@@ -180,9 +179,12 @@ class Executor {
   plan::TaskGraph tasks_;
   std::shared_ptr<std::vector<std::string>> track_names_;  // per stream
   std::vector<int> transfer_dst_;                          // per transfer: destination device
-  std::vector<int> transfer_src_;                      // per transfer: source device or -1 (host)
-  std::vector<int32_t> initial_refs_;                  // per (tensor, device) slot
-  std::vector<TensorId> fused_input_;                  // per node: FindFusedInputs
+  std::vector<int> transfer_src_;      // per transfer: source device or -1 (host)
+  std::vector<int32_t> initial_refs_;  // per (tensor, device) slot
+  std::vector<TensorId> fused_input_;  // per node: FindFusedInputs
+  // Per node: the input whose buffer the backend lets its output take (DeviceBackend::RunsInPlace
+  // and InPlaceInput, asked once here rather than at every run of the op), or -1.
+  std::vector<int32_t> in_place_input_;
   std::vector<std::vector<TensorId>> input_slots_;     // per device: graph inputs it reads
   std::vector<std::vector<uint32_t>> waiters_;         // per task: streams to wake when it finishes
   std::vector<std::vector<int>> stream_destinations_;  // per copy stream: devices it copies to

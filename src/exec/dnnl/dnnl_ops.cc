@@ -42,10 +42,10 @@ bool IsBinary(const std::string& t) { return t == "Add" || t == "Sub" || t == "M
 // that order the two live inside libdnnl, which a ThreadSanitizer build does not instrument (it
 // reported the hand-over as a race). A node's primitive is made once per team size, off the hot
 // path, so the lock costs a first run little.
-std::unique_ptr<NodePrimitive> Make(const graph::Graph& g, const graph::Node& op,
-                                    const dnnl_impl::Layouts& layouts,
-                                    const std::vector<TensorRef>* in = nullptr,
-                                    const dnnl_impl::ConvPostOp* post = nullptr) {
+std::unique_ptr<NodePrimitive> MakeForOp(const graph::Graph& g, const graph::Node& op,
+                                         const dnnl_impl::Layouts& layouts,
+                                         const std::vector<TensorRef>* in,
+                                         const dnnl_impl::ConvPostOp* post) {
   if (!op.is_op() || !(op.domain.empty() || op.domain == "ai.onnx")) return nullptr;
   static std::mutex making;
   const std::lock_guard<std::mutex> one_at_a_time(making);
@@ -59,6 +59,15 @@ std::unique_ptr<NodePrimitive> Make(const graph::Graph& g, const graph::Node& op
   if (op.op_type == "Softmax") return dnnl_impl::MakeSoftmax(g, op);
   if (op.op_type == "LayerNormalization") return dnnl_impl::MakeLayerNorm(g, op);
   return nullptr;
+}
+
+std::unique_ptr<NodePrimitive> Make(const graph::Graph& g, const graph::Node& op,
+                                    const dnnl_impl::Layouts& layouts,
+                                    const std::vector<TensorRef>* in = nullptr,
+                                    const dnnl_impl::ConvPostOp* post = nullptr) {
+  std::unique_ptr<NodePrimitive> p = MakeForOp(g, op, layouts, in, post);
+  if (p != nullptr) p->scratchpad_bytes = p->scratchpad.get_size();
+  return p;
 }
 
 // Work between two barriers of a team small enough that waking the team's other threads (tens of

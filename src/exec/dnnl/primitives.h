@@ -25,46 +25,52 @@ const dnnl::engine& Engine();
 dnnl::primitive_attr UserScratchpad();
 
 struct NodePrimitive {
+  // What every run reads comes first, together: a memory::desc is about half a KiB, and with the
+  // descriptors first the flags and handles below sat kilobytes into the struct, a cache miss of
+  // its own per op (a fifth of a small op's time on an unrolled LSTM's 1,449 nodes).
+  //
   // oneDNN sizes a primitive's work split for the OpenMP team of the thread that creates it
   // (omp_get_max_threads()); it must run on a team of that size.
   int threads = 1;
-  dnnl::primitive prim;
-  dnnl::memory::desc scratchpad;  // what the primitive needs (UserScratchpad); may be empty
-  dnnl::memory::desc user_src, user_dst, user_w, bias;  // the executor's buffers
-  dnnl::memory::desc src, dst, w;                       // what the primitive reads and writes
-  dnnl::reorder src_reorder, dst_reorder, w_reorder;    // empty when the layouts agree
   bool has_weights = false, has_bias = false;
   bool binary = false;        // a second source (src1): the same layout, or broadcast
   bool swap_sources = false;  // src is input 1, src1 input 0
-  dnnl::memory::desc src1;
-  float alpha = 0.0f, beta = 0.0f;  // eltwise: Clip's bounds the primitive was made with
-  bool post_op = false;             // Conv: made with its fused activation (ConvPostOp)
-  bool post_sum = false;  // Conv: adds its result to what its output buffer holds (ConvPostOp)
+  bool post_op = false;       // Conv: made with its fused activation (ConvPostOp)
+  bool post_sum = false;      // Conv: adds its result to what its output buffer holds (ConvPostOp)
   // Layer normalisation: Scale (input 1) and, when has_shift, B (input 2), both of `scale`'s desc.
   bool norm = false, has_shift = false;
-  dnnl::memory::desc scale;
-  // LSTM: {S, B, I, H}; the recurrent weights, states and packed weights and bias.
   bool lstm = false;
-  std::vector<int64_t> lstm_dims;  // of one part: the batch is B / lstm_parts
-  // Made for a team of n > 1 threads when n divides the batch: the batch is cut into n parts, and
-  // each thread of the team runs the same one-thread primitive on its part (oneDNN's own
-  // multi-threaded LSTM synchronises the team at every time step: 2x slower than one thread on
-  // batch 8, hidden 64).
-  int lstm_parts = 1;
-  dnnl::memory::desc user_w_iter, w_iter, src_iter, src_iter_c, dst_iter, dst_iter_c;
-  dnnl::memory packed_w_iter, packed_bias;
-  bool const_weights = false;  // input 1 is a graph initializer: reorder it once
-  std::once_flag packed_once;
-  dnnl::memory packed_w;
-  // Another primitive of the same node (made for another team size) whose packed weights this
-  // one reads: same layout, packed once.
-  std::shared_ptr<NodePrimitive> weights_from;
+  bool const_weights = false;       // input 1 is a graph initializer: reorder it once
+  float alpha = 0.0f, beta = 0.0f;  // eltwise: Clip's bounds the primitive was made with
+  size_t scratchpad_bytes = 0;      // scratchpad.get_size(), set by Make
+  dnnl::primitive prim;
+  dnnl::reorder src_reorder, dst_reorder, w_reorder;  // empty when the layouts agree
   // RunNode's memory objects, made at the first run and pointed at each run's buffers
   // (set_data_handle): making them anew cost an aligned allocation each, several per op, a
   // third of a small op's time. `memories_busy` guards them (a run that finds them in use makes
   // its own).
   std::array<dnnl::memory, 11> memories;
   std::atomic_flag memories_busy = ATOMIC_FLAG_INIT;
+  std::once_flag packed_once;
+  dnnl::memory packed_w;
+  // Another primitive of the same node (made for another team size), or of another node reading
+  // the same constant weight, whose packed weights this one reads: same layout, packed once.
+  std::shared_ptr<NodePrimitive> weights_from;
+  // LSTM: {S, B, I, H}; the recurrent weights, states and packed weights and bias.
+  std::vector<int64_t> lstm_dims;  // of one part: the batch is B / lstm_parts
+  // Made for a team of n > 1 threads when n divides the batch: the batch is cut into n parts, and
+  // each thread of the team runs the same one-thread primitive on its part (oneDNN's own
+  // multi-threaded LSTM synchronises the team at every time step: 2x slower than one thread on
+  // batch 8, hidden 64).
+  int lstm_parts = 1;
+  dnnl::memory packed_w_iter, packed_bias;
+
+  dnnl::memory::desc scratchpad;  // what the primitive needs (UserScratchpad); may be empty
+  dnnl::memory::desc user_src, user_dst, user_w, bias;  // the executor's buffers
+  dnnl::memory::desc src, dst, w;                       // what the primitive reads and writes
+  dnnl::memory::desc src1;
+  dnnl::memory::desc scale;
+  dnnl::memory::desc user_w_iter, w_iter, src_iter, src_iter_c, dst_iter, dst_iter_c;
 };
 
 // `layout`: the tensor's layout in the executor's buffers; kBlocked needs C % block == 0.

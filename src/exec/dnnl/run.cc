@@ -98,7 +98,7 @@ Status RunNode(NodePrimitive& p, const std::vector<TensorRef>& in,
     const dnnl::engine& eng = Engine();
     dnnl::stream& s = ThreadStream();
     Scratch& scratch = ThreadScratch();
-    void* const pad = scratch.Get(3, p.scratchpad.get_size());
+    void* const pad = scratch.Get(3, p.scratchpad_bytes);
     if (p.lstm) return RunLstm(p, in, out, s, scratch.Get(2, p.user_dst.get_size()), pad);
     Memories mem(p);
     void* const src0 = p.swap_sources ? in[1].data : in[0].data;
@@ -115,7 +115,7 @@ Status RunNode(NodePrimitive& p, const std::vector<TensorRef>& in,
     const auto add = [&](int arg, const dnnl::memory& m) { args[n++] = {arg, m.get()}; };
     add(DNNL_ARG_SRC, src);
     add(DNNL_ARG_DST, dst);
-    if (p.scratchpad.get_size() > 0) add(DNNL_ARG_SCRATCHPAD, mem.At(kPad, p.scratchpad, pad));
+    if (p.scratchpad_bytes > 0) add(DNNL_ARG_SCRATCHPAD, mem.At(kPad, p.scratchpad, pad));
     dnnl::memory weights;
     if (p.has_weights) add(DNNL_ARG_WEIGHTS, weights = Weights(p, in[1], s, mem));
     if (p.binary)
