@@ -42,6 +42,24 @@ bool MatMulF32(const graph::Graph& g, TensorId t) {
   return t.valid() && g.tensor(t).dtype == graph::DType::kF32 && g.tensor(t).NumElements() > 0;
 }
 
+// The matmul primitive `desc(p)` describes, its weights' layout, and the reorder into it when
+// that differs from the executor's; null when oneDNN refuses it.
+template <class Desc>
+std::unique_ptr<NodePrimitive> FinishMatMul(std::unique_ptr<NodePrimitive> p, const Desc& desc) {
+  try {
+    dnnl::matmul::primitive_desc pd(desc(*p), UserScratchpad(), Engine());
+    p->scratchpad = pd.scratchpad_desc();
+    p->w = pd.weights_desc();
+    p->prim = dnnl::matmul(pd);
+    if (p->w != p->user_w)
+      p->w_reorder =
+          dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), p->user_w, Engine(), p->w));
+  } catch (const dnnl::error&) {
+    return nullptr;
+  }
+  return p;
+}
+
 }  // namespace
 
 std::unique_ptr<NodePrimitive> MakeMatMul(const graph::Graph& g, const graph::Node& op) {
@@ -73,21 +91,10 @@ std::unique_ptr<NodePrimitive> MakeMatMul(const graph::Graph& g, const graph::No
   p->user_w = p->w = MatMulPlain(b);
   p->has_weights = true;
   p->const_weights = b_ones && IsConstantValue(g, op.inputs[1]);
-  try {
-    const memory::desc w_any(b, memory::data_type::f32, memory::format_tag::any);
-    dnnl::matmul::primitive_desc pd(
-        dnnl::matmul::desc(p->src, p->const_weights ? w_any : p->user_w, p->dst), UserScratchpad(),
-        Engine());
-    p->scratchpad = pd.scratchpad_desc();
-    p->w = pd.weights_desc();
-    p->prim = dnnl::matmul(pd);
-    if (p->w != p->user_w)
-      p->w_reorder =
-          dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), p->user_w, Engine(), p->w));
-  } catch (const dnnl::error&) {
-    return nullptr;
-  }
-  return p;
+  const memory::desc w_any(b, memory::data_type::f32, memory::format_tag::any);
+  return FinishMatMul(std::move(p), [&](const NodePrimitive& q) {
+    return dnnl::matmul::desc(q.src, q.const_weights ? w_any : q.user_w, q.dst);
+  });
 }
 
 std::unique_ptr<NodePrimitive> MakeGemm(const graph::Graph& g, const graph::Node& op) {
@@ -118,21 +125,11 @@ std::unique_ptr<NodePrimitive> MakeGemm(const graph::Graph& g, const graph::Node
   p->has_weights = p->const_weights = true;
   p->has_bias = has_c;
   if (has_c) p->bias = MatMulPlain({1, N});
-  try {
-    const memory::desc w_any({K, N}, memory::data_type::f32, memory::format_tag::any);
-    dnnl::matmul::primitive_desc pd(has_c ? dnnl::matmul::desc(p->src, w_any, p->bias, p->dst)
-                                          : dnnl::matmul::desc(p->src, w_any, p->dst),
-                                    UserScratchpad(), Engine());
-    p->scratchpad = pd.scratchpad_desc();
-    p->w = pd.weights_desc();
-    p->prim = dnnl::matmul(pd);
-    if (p->w != p->user_w)
-      p->w_reorder =
-          dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), p->user_w, Engine(), p->w));
-  } catch (const dnnl::error&) {
-    return nullptr;
-  }
-  return p;
+  const memory::desc w_any({K, N}, memory::data_type::f32, memory::format_tag::any);
+  return FinishMatMul(std::move(p), [&](const NodePrimitive& q) {
+    return has_c ? dnnl::matmul::desc(q.src, w_any, q.bias, q.dst)
+                 : dnnl::matmul::desc(q.src, w_any, q.dst);
+  });
 }
 
 }  // namespace hx::exec::dnnl_impl
