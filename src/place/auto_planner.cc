@@ -22,17 +22,23 @@
 
 namespace hx::place {
 
-// Cheapest first: single, DeepPlan and HEFT are about linear in the ops; PEFT and m-SCT come next
-// (m-SCT's LP takes half its limit, and on alphafold2-87m on moirai-intra it needs 0.8 s to find
-// the fastest plan); then m-ETF and pipeline, which took 1.1-1.8 s on graphs of 9,000 ops and had
-// pushed DeepPlan, m-SCT and every MILP out of a 3 s limit; m-topo, the slowest plan nearly
-// everywhere, last. On a cluster of CPUs and GPUs (Chrion's) pipeline wins and goes right after
-// HEFT and PEFT, before m-ETF (1.1 s there) and m-SCT (its LP took all of a 3 s limit there).
+// Cheapest first: single, DeepPlan and HEFT are about linear in the ops; then PEFT, first with a
+// short limit (it is listed twice: RunFast), m-SCT, whose LP takes half its limit and which is
+// admitted only when its LP and its ETF pass fit (EtfSeconds), and PEFT again when its short try
+// found no plan (on alphafold2-87m on moirai-intra its memory retries took 0.9 s and left m-SCT's
+// LP too little time for the fastest plan; on alphafold2-930m on moirai-inter PEFT's plan is the
+// fastest, in 0.13 s, and m-SCT takes 2.3 s); then m-ETF and pipeline, which took 1.1-1.8 s on
+// graphs of 9,000 ops and had pushed DeepPlan, m-SCT and every MILP out of a 3 s limit; m-topo,
+// the slowest plan nearly everywhere, last. On a cluster of CPUs and GPUs (Chrion's) pipeline wins
+// and goes right after HEFT and PEFT, before m-ETF (1.1 s there) and m-SCT (its LP took all of a
+// 3 s limit there).
 std::vector<std::string> AutoFastOrder(bool hybrid) {
   if (hybrid)
     return {"single", "heft", "peft", "pipeline", "m-etf", "deepplan", "chrion", "m-topo", "m-sct"};
-  return {"single", "deepplan", "heft", "peft", "m-sct", "m-etf", "pipeline", "m-topo"};
+  return {"single", "deepplan", "heft", "peft", "m-sct", "peft", "m-etf", "pipeline", "m-topo"};
 }
+
+size_t AutoCheapMembers() { return 3; }
 
 bool LoadBound(const sim::SimResult& sim) {
   double busiest = 0.0;
@@ -99,6 +105,7 @@ class Portfolio {
     const double start = watch_.ElapsedSeconds();
     auto out = RunPlanner(name, sub);
     ++runs_;
+    ran_.push_back(name);
     char took[64];
     std::snprintf(took, sizeof took, " (%.3f s from %.3f s)", watch_.ElapsedSeconds() - start,
                   start);
@@ -116,6 +123,13 @@ class Portfolio {
   void Skip(const std::string& name) { Append(skipped_, name); }
   double Elapsed() const { return watch_.ElapsedSeconds(); }
   bool HasPlan() const { return best_.has_value(); }
+  bool Ran(const std::string& name) const {
+    return std::find(ran_.begin(), ran_.end(), name) != ran_.end();
+  }
+  bool Planned(const std::string& name) const {
+    return std::any_of(known_.begin(), known_.end(),
+                       [&](const auto& k) { return k.second.planner == name; });
+  }
   const std::string& BestName() const { return best_name_; }
   const sim::SimResult* BestSim() const { return best_ ? &best_->sim : nullptr; }
 
@@ -155,6 +169,7 @@ class Portfolio {
   std::shared_ptr<const CoarsenedModel> coarsened_;
   std::optional<PlacementOutcome> best_;
   std::string best_name_, tried_, skipped_, failed_;
+  std::vector<std::string> ran_;
   std::vector<std::pair<double, KnownPlan>> known_;
   int runs_ = 0;
 };
@@ -196,7 +211,8 @@ class AutoPlanner final : public Planner {
   // A fast planner starts only when it would end within the limit, estimated at the longest one
   // has taken so far (BaselineBudget, as the exact planners' baselines) and, for m-ETF and m-SCT,
   // at EtfSeconds; each gets what is left as its own limit (the list planners stop their memory
-  // retries there).
+  // retries there). After the cheap ones (AutoCheapMembers), a load-bound run gives SortingHat its
+  // share (RunLoadBoundFirst).
   static void RunFast(const PlanRequest& request, Portfolio& portfolio) {
     const double limit = request.options.time_limit_s;
     const std::vector<std::string> known = PlannerNames();
@@ -205,20 +221,53 @@ class AutoPlanner final : public Planner {
                          HasKind(request.cluster(), hw::DeviceKind::kMig));
     BaselineBudget budget(limit, request.graph().num_nodes());
     double heft_s = 0.0;
-    for (const std::string& name : AutoFastOrder(hybrid)) {
+    const std::vector<std::string> order = AutoFastOrder(hybrid);
+    for (size_t i = 0; i < order.size(); ++i) {
+      const std::string& name = order[i];
+      if (i == AutoCheapMembers()) RunLoadBoundFirst(request, portfolio);
       if (std::find(known.begin(), known.end(), name) == known.end()) continue;
       if (name == "chrion" && !hybrid) continue;
+      // A member listed twice: the first time with twice HEFT's time as its limit (a plan found so
+      // is the one it finds with more: the limit only cuts its memory retries short), the second
+      // only when that found no plan.
+      const bool again = portfolio.Ran(name);
+      if (again && portfolio.Planned(name)) continue;
+      const bool listed_again = std::find(order.begin() + i + 1, order.end(), name) != order.end();
       const double now = portfolio.Elapsed();
       const bool fits =
           budget.Admit(name, now) && now + EtfSeconds(name, heft_s, limit - now) <= limit;
       if (portfolio.HasPlan() && (now >= limit || StopRequested() || !fits)) {
-        portfolio.Skip(name);
+        if (!listed_again) portfolio.Skip(name);
         continue;
       }
-      portfolio.Run(name, std::max(limit - now, 1e-3), false);
+      const double left = std::max(limit - now, 1e-3);
+      portfolio.Run(name, listed_again ? std::min(left, std::max(2.0 * heft_s, 0.05)) : left,
+                    false);
       budget.Ran(portfolio.Elapsed() - now);
       if (name == "heft") heft_s = portfolio.Elapsed() - now;
     }
+  }
+
+  // When the cheap members' best plan is load-bound (or DeepPlan's), SortingHat leads the exact
+  // planners (AutoExactOrder) and runs right away with its even share of what is left, before
+  // m-SCT, m-ETF and pipeline, schedulers of computation that took 0.4-1.4 s on OpenLLaMA-7B on
+  // sortinghat-v100 on a loaded machine and left SortingHat no time (1,139.2 ms against its
+  // 1,137.9 ms alone, which it reaches within 0.5 s).
+  static void RunLoadBoundFirst(const PlanRequest& request, Portfolio& portfolio) {
+    const std::vector<std::string> exact =
+        AutoExactOrder(PlannerNames(), portfolio.BestName(), portfolio.BestSim());
+    if (exact.empty() || exact.front() != "sortinghat") return;
+    const double left = ExactTimeLeft(request, portfolio);
+    if (left < kMinExactSeconds || StopRequested()) return;
+    portfolio.Run(exact.front(),
+                  std::max(kMinExactSeconds, left / static_cast<double>(exact.size())), true);
+  }
+
+  // What is left of the limit for the exact planners, keeping a little for checking and
+  // simulating each plan (RunPlanner).
+  static double ExactTimeLeft(const PlanRequest& request, const Portfolio& portfolio) {
+    const double limit = request.options.time_limit_s;
+    return limit - std::min(0.5, 0.05 * limit) - portfolio.Elapsed();
   }
 
   // The time m-ETF and m-SCT are estimated to take with `left` seconds as their limit: their ETF
@@ -230,15 +279,15 @@ class AutoPlanner final : public Planner {
     return 0.0;
   }
 
-  // The exact planners share what is left evenly (time one does not use goes to the next),
-  // keeping a little for checking and simulating each plan (RunPlanner).
+  // The exact planners share what is left evenly (time one does not use goes to the next); one
+  // that ran already (RunLoadBoundFirst) does not run again.
   static void RunExact(const PlanRequest& request, Portfolio& portfolio) {
-    const double limit = request.options.time_limit_s;
-    const std::vector<std::string> exact =
-        AutoExactOrder(PlannerNames(), portfolio.BestName(), portfolio.BestSim());
-    const double reserve = std::min(0.5, 0.05 * limit);
+    std::vector<std::string> exact;
+    for (const std::string& name :
+         AutoExactOrder(PlannerNames(), portfolio.BestName(), portfolio.BestSim()))
+      if (!portfolio.Ran(name)) exact.push_back(name);
     for (size_t i = 0; i < exact.size(); ++i) {
-      const double left = limit - reserve - portfolio.Elapsed();
+      const double left = ExactTimeLeft(request, portfolio);
       if (left < kMinExactSeconds || (portfolio.HasPlan() && StopRequested())) {
         portfolio.Skip(exact[i]);
         continue;

@@ -85,9 +85,15 @@ TEST(AutoPlanner, CheapMembersRunFirst) {
     EXPECT_LT(at("peft"), at("m-etf")) << hybrid;
     if (!hybrid) {
       EXPECT_LT(at("deepplan"), at("heft"));
+      EXPECT_LT(at("m-sct"), at("peft"));
       EXPECT_LT(at("m-sct"), at("m-etf"));
       EXPECT_LT(at("m-etf"), at("pipeline"));
+      EXPECT_EQ(at("m-topo") + 1, static_cast<std::ptrdiff_t>(order.size()));
     }
+    for (size_t i = 0; i < AutoCheapMembers(); ++i)
+      EXPECT_TRUE(order[i] == "single" || order[i] == "deepplan" || order[i] == "heft" ||
+                  order[i] == "peft")
+          << order[i];
     EXPECT_LT(at("m-topo"), static_cast<std::ptrdiff_t>(order.size())) << hybrid;
   }
 }
