@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "hexplan/plan/plan.h"
 #include "hexplan/sim/simulator.h"
 
 namespace hx::place {
@@ -16,13 +17,14 @@ std::vector<std::string> AutoFastOrder(bool hybrid);
 // SortingHat its share of the time before the other fast members.
 size_t AutoCheapMembers();
 
-// True when `sim`'s plan is bound by moving data (weights, activations), not by computing: its
-// busiest device computes for less than half of the makespan.
-bool LoadBound(const sim::SimResult& sim);
+// True when `plan`, simulated in `sim`, is bound by loading weights: the weight loads and
+// forwards on its critical path take at least half of the makespan (the OpenLLaMA cases of
+// SortingHat's Fig. 9; not a stacked LSTM whose critical path is small ops and activations).
+bool LoadBound(const plan::Plan& plan, const sim::SimResult& sim);
 
 // The registered exact planners (of `registered`) in the order they get the time left, after the
-// fast round won by `fast_winner` with the plan simulated in `best` (null: none).
+// fast round won by `fast_winner`, whose plan is `load_bound` (LoadBound) or not.
 std::vector<std::string> AutoExactOrder(const std::vector<std::string>& registered,
-                                        const std::string& fast_winner, const sim::SimResult* best);
+                                        const std::string& fast_winner, bool load_bound);
 
 }  // namespace hx::place

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <optional>
 
@@ -22,28 +23,30 @@
 
 namespace hx::place {
 
-// Cheapest first: single, DeepPlan and HEFT are about linear in the ops; then PEFT, first with a
-// short limit (it is listed twice: RunFast), m-SCT, whose LP takes half its limit and which is
-// admitted only when its LP and its ETF pass fit (EtfSeconds), and PEFT again when its short try
-// found no plan (on alphafold2-87m on moirai-intra its memory retries took 0.9 s and left m-SCT's
-// LP too little time for the fastest plan; on alphafold2-930m on moirai-inter PEFT's plan is the
-// fastest, in 0.13 s, and m-SCT takes 2.3 s); then m-ETF and pipeline, which took 1.1-1.8 s on
-// graphs of 9,000 ops and had pushed DeepPlan, m-SCT and every MILP out of a 3 s limit; m-topo,
-// the slowest plan nearly everywhere, last. On a cluster of CPUs and GPUs (Chrion's) pipeline wins
-// and goes right after HEFT and PEFT, before m-ETF (1.1 s there) and m-SCT (its LP took all of a
-// 3 s limit there).
+// Cheapest first: single, DeepPlan and HEFT are about linear in the ops; then m-ETF, admitted when
+// an ETF pass estimated at three times HEFT's time fits (EtfSeconds), and m-SCT, whose LP takes
+// half its limit, admitted when that and m-ETF's time fit (on alphafold2-87m on moirai-intra its
+// LP needs 0.8 s for the fastest plan, and behind PEFT's 0.9 s of memory retries it did not get
+// them; on alphafold2-930m on moirai-inter it takes 2.3 s and PEFT's is the fastest plan, in 0.13
+// s); then PEFT, pipeline (1.8 s on graphs of 9,000 ops; before, m-ETF and pipeline pushed
+// DeepPlan, m-SCT and every MILP out of a 3 s limit) and m-topo, the slowest plan nearly
+// everywhere. On a cluster of CPUs and GPUs (Chrion's) pipeline wins and goes right after HEFT and
+// PEFT, before m-ETF (1.1 s there) and m-SCT (its LP took all of a 3 s limit there).
 std::vector<std::string> AutoFastOrder(bool hybrid) {
   if (hybrid)
     return {"single", "heft", "peft", "pipeline", "m-etf", "deepplan", "chrion", "m-topo", "m-sct"};
-  return {"single", "deepplan", "heft", "peft", "m-sct", "peft", "m-etf", "pipeline", "m-topo"};
+  return {"single", "deepplan", "heft", "m-etf", "m-sct", "peft", "pipeline", "m-topo"};
 }
 
 size_t AutoCheapMembers() { return 3; }
 
-bool LoadBound(const sim::SimResult& sim) {
-  double busiest = 0.0;
-  for (const sim::DeviceStats& d : sim.devices) busiest = std::max(busiest, d.compute_s);
-  return sim.makespan_s > 0.0 && busiest < 0.5 * sim.makespan_s;
+bool LoadBound(const plan::Plan& plan, const sim::SimResult& sim) {
+  double loading = 0.0;
+  for (const sim::CriticalStep& step : sim.critical_path)
+    if (!step.is_op && step.transfer < plan.transfers.size() &&
+        plan.transfers[step.transfer].kind != plan::TransferKind::kActivation)
+      loading += step.finish - step.start;
+  return sim.makespan_s > 0.0 && loading >= 0.5 * sim.makespan_s;
 }
 
 // MOIRAI, EfficientMIP, GETF, SortingHat as registered. SortingHat's model is the exact form of
@@ -51,14 +54,13 @@ bool LoadBound(const sim::SimResult& sim) {
 // plan is load-bound (LoadBound) or DeepPlan's, SortingHat goes first; otherwise the scheduling
 // MILPs (MOIRAI, GETF) and EfficientMIP lead, as listed.
 std::vector<std::string> AutoExactOrder(const std::vector<std::string>& registered,
-                                        const std::string& fast_winner,
-                                        const sim::SimResult* best) {
+                                        const std::string& fast_winner, bool load_bound) {
   std::vector<std::string> order;
   for (const char* name : {"moirai", "efficientmip", "getf", "sortinghat"})
     if (std::find(registered.begin(), registered.end(), name) != registered.end())
       order.push_back(name);
   auto sortinghat = std::find(order.begin(), order.end(), "sortinghat");
-  const bool loads = fast_winner == "deepplan" || (best != nullptr && LoadBound(*best));
+  const bool loads = fast_winner == "deepplan" || load_bound;
   if (loads && sortinghat != order.end()) std::rotate(order.begin(), sortinghat, sortinghat + 1);
   return order;
 }
@@ -126,12 +128,9 @@ class Portfolio {
   bool Ran(const std::string& name) const {
     return std::find(ran_.begin(), ran_.end(), name) != ran_.end();
   }
-  bool Planned(const std::string& name) const {
-    return std::any_of(known_.begin(), known_.end(),
-                       [&](const auto& k) { return k.second.planner == name; });
-  }
   const std::string& BestName() const { return best_name_; }
-  const sim::SimResult* BestSim() const { return best_ ? &best_->sim : nullptr; }
+  // True when the best plan so far is load-bound (LoadBound).
+  bool BestLoadBound() const { return best_ && LoadBound(best_->result.plan, best_->sim); }
 
   StatusOr<PlanResult> Result() {
     if (!best_)
@@ -220,43 +219,36 @@ class AutoPlanner final : public Planner {
                         (HasKind(request.cluster(), hw::DeviceKind::kGpu) ||
                          HasKind(request.cluster(), hw::DeviceKind::kMig));
     BaselineBudget budget(limit, request.graph().num_nodes());
-    double heft_s = 0.0;
+    std::map<std::string, double> took;  // seconds, by member
     const std::vector<std::string> order = AutoFastOrder(hybrid);
     for (size_t i = 0; i < order.size(); ++i) {
       const std::string& name = order[i];
       if (i == AutoCheapMembers()) RunLoadBoundFirst(request, portfolio);
       if (std::find(known.begin(), known.end(), name) == known.end()) continue;
       if (name == "chrion" && !hybrid) continue;
-      // A member listed twice: the first time with twice HEFT's time as its limit (a plan found so
-      // is the one it finds with more: the limit only cuts its memory retries short), the second
-      // only when that found no plan.
-      const bool again = portfolio.Ran(name);
-      if (again && portfolio.Planned(name)) continue;
-      const bool listed_again = std::find(order.begin() + i + 1, order.end(), name) != order.end();
       const double now = portfolio.Elapsed();
       const bool fits =
-          budget.Admit(name, now) && now + EtfSeconds(name, heft_s, limit - now) <= limit;
+          budget.Admit(name, now) && now + EtfSeconds(name, took, limit - now) <= limit;
       if (portfolio.HasPlan() && (now >= limit || StopRequested() || !fits)) {
-        if (!listed_again) portfolio.Skip(name);
+        portfolio.Skip(name);
         continue;
       }
-      const double left = std::max(limit - now, 1e-3);
-      portfolio.Run(name, listed_again ? std::min(left, std::max(2.0 * heft_s, 0.05)) : left,
-                    false);
+      portfolio.Run(name, std::max(limit - now, 1e-3), false);
       budget.Ran(portfolio.Elapsed() - now);
-      if (name == "heft") heft_s = portfolio.Elapsed() - now;
+      took[name] = portfolio.Elapsed() - now;
     }
   }
 
-  // When the cheap members' best plan is load-bound (or DeepPlan's), SortingHat leads the exact
-  // planners (AutoExactOrder) and runs right away with its even share of what is left, before
-  // m-SCT, m-ETF and pipeline, schedulers of computation that took 0.4-1.4 s on OpenLLaMA-7B on
-  // sortinghat-v100 on a loaded machine and left SortingHat no time (1,139.2 ms against its
-  // 1,137.9 ms alone, which it reaches within 0.5 s).
+  // When the cheap members' best plan is load-bound (LoadBound; DeepPlan's, winning by a hair on
+  // alphafold2-3.2b on moirai-intra, is not), SortingHat leads the exact planners and runs right
+  // away with its even share of what is left, before m-SCT, m-ETF and pipeline, schedulers of
+  // computation that took 0.4-1.4 s on OpenLLaMA-7B on sortinghat-v100 on a loaded machine and
+  // left SortingHat no time (1,139.2 ms against its 1,137.9 ms alone, which it reaches within
+  // 0.5 s).
   static void RunLoadBoundFirst(const PlanRequest& request, Portfolio& portfolio) {
     const std::vector<std::string> exact =
-        AutoExactOrder(PlannerNames(), portfolio.BestName(), portfolio.BestSim());
-    if (exact.empty() || exact.front() != "sortinghat") return;
+        AutoExactOrder(PlannerNames(), portfolio.BestName(), portfolio.BestLoadBound());
+    if (exact.empty() || exact.front() != "sortinghat" || !portfolio.BestLoadBound()) return;
     const double left = ExactTimeLeft(request, portfolio);
     if (left < kMinExactSeconds || StopRequested()) return;
     portfolio.Run(exact.front(),
@@ -270,12 +262,19 @@ class AutoPlanner final : public Planner {
     return limit - std::min(0.5, 0.05 * limit) - portfolio.Elapsed();
   }
 
-  // The time m-ETF and m-SCT are estimated to take with `left` seconds as their limit: their ETF
-  // pass took up to 3.4 times HEFT's time (`heft_s`; alphafold2-2.4b on moirai-inter: 1.7 against
-  // 0.5 s), after m-SCT's LP, which takes up to half its limit (0 for the other members).
-  static double EtfSeconds(const std::string& name, double heft_s, double left) {
-    if (name == "m-etf") return 3.0 * heft_s;
-    if (name == "m-sct") return 0.5 * left + 3.0 * heft_s;
+  // The time m-ETF and m-SCT are estimated to take with `left` seconds as their limit (0 for the
+  // other members), from the members' times so far (`took`): an ETF pass took up to 3.4 times
+  // HEFT's time (alphafold2-2.4b on moirai-inter: 1.7 against 0.5 s), or m-ETF's own once it ran;
+  // m-SCT's LP takes up to half its limit before it.
+  static double EtfSeconds(const std::string& name, const std::map<std::string, double>& took,
+                           double left) {
+    auto seconds = [&](const char* member) {
+      auto it = took.find(member);
+      return it == took.end() ? 0.0 : it->second;
+    };
+    const double etf = took.count("m-etf") ? seconds("m-etf") : 3.0 * seconds("heft");
+    if (name == "m-etf") return etf;
+    if (name == "m-sct") return 0.5 * left + etf;
     return 0.0;
   }
 
@@ -284,7 +283,7 @@ class AutoPlanner final : public Planner {
   static void RunExact(const PlanRequest& request, Portfolio& portfolio) {
     std::vector<std::string> exact;
     for (const std::string& name :
-         AutoExactOrder(PlannerNames(), portfolio.BestName(), portfolio.BestSim()))
+         AutoExactOrder(PlannerNames(), portfolio.BestName(), portfolio.BestLoadBound()))
       if (!portfolio.Ran(name)) exact.push_back(name);
     for (size_t i = 0; i < exact.size(); ++i) {
       const double left = ExactTimeLeft(request, portfolio);
