@@ -117,14 +117,22 @@ StatusOr<plan::Plan> CoarsenedModel::ExpandPlan(const plan::Plan& coarse) const 
   return out;
 }
 
-StatusOr<PlanResult> PlanCoarsened(Planner& planner, const PlanRequest& request) {
+StatusOr<std::shared_ptr<const CoarsenedModel>> CoarsenedModelFor(const PlanRequest& request) {
   if (request.cost == nullptr) return InvalidArgument("plan request without a cost model");
+  if (request.coarsened != nullptr && &request.coarsened->original() == request.cost)
+    return request.coarsened;
   HX_ASSIGN_OR_RETURN(graph::FusionRules rules,
                       graph::LoadFusionRules(request.options.fusion_rules_path));
   HX_ASSIGN_OR_RETURN(std::unique_ptr<CoarsenedModel> model,
                       CoarsenedModel::Build(*request.cost, rules));
+  return std::shared_ptr<const CoarsenedModel>(std::move(model));
+}
+
+StatusOr<PlanResult> PlanCoarsened(Planner& planner, const PlanRequest& request) {
+  HX_ASSIGN_OR_RETURN(std::shared_ptr<const CoarsenedModel> model, CoarsenedModelFor(request));
   PlanRequest inner = request;
   inner.options.coarsen = Coarsening::kNone;
+  inner.coarsened = nullptr;
   const size_t ops = request.graph().Ops().size();
   const graph::FusionResult& f = model->fusion();
   std::string summary = "GCOF: " + std::to_string(ops) + " ops -> " +
@@ -138,6 +146,7 @@ StatusOr<PlanResult> PlanCoarsened(Planner& planner, const PlanRequest& request)
   } else {
     PlanRequest original = inner;
     inner.cost = &model->cost();
+    inner.known_plans = nullptr;  // plans of the original graph
     HX_ASSIGN_OR_RETURN(result, planner.Plan(inner));
     HX_ASSIGN_OR_RETURN(result.plan, model->ExpandPlan(result.plan));
     // The fused groups' inner tensors are not in the coarsened graph's memory; when they make the

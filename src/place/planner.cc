@@ -182,9 +182,11 @@ StatusOr<PlacementOutcome> PlanOnce(const std::string& name, const PlanRequest& 
   const Coarsening coarsen = planning.options.coarsen == Coarsening::kPlannerDefault
                                  ? planner->DefaultCoarsening()
                                  : planning.options.coarsen;
-  HX_ASSIGN_OR_RETURN(PlanResult result, coarsen == Coarsening::kFusion
-                                             ? PlanCoarsened(*planner, resolved)
-                                             : planner->Plan(resolved));
+  // A portfolio that coarsens each member passes `--coarsen` on (CoarsensEachMember).
+  const bool whole = coarsen == Coarsening::kFusion && !planner->CoarsensEachMember();
+  if (coarsen == Coarsening::kFusion && !whole) resolved.options.coarsen = Coarsening::kFusion;
+  HX_ASSIGN_OR_RETURN(PlanResult result,
+                      whole ? PlanCoarsened(*planner, resolved) : planner->Plan(resolved));
   if (StopRequested()) {  // the planner ended early with its best plan so far
     result.status = PlanStatus::kInterrupted;
     result.detail += std::string(result.detail.empty() ? "" : "; ") + "interrupted";

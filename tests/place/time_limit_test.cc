@@ -229,7 +229,8 @@ TEST(TimeLimitTest, AutoSkipsTheMembersThatCannotEndByItsLimit) {
   auto out = RunPlanner("auto", request);
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   EXPECT_NE(out->result.detail.find("best of 1: single"), std::string::npos) << out->result.detail;
-  EXPECT_NE(out->result.detail.find("out of time before heft, peft, m-etf, pipeline"),
+  EXPECT_NE(out->result.detail.find(
+                "out of time before deepplan, heft, m-etf, m-sct, peft, pipeline, m-topo"),
             std::string::npos)
       << out->result.detail;
 }

@@ -29,6 +29,7 @@ class CoarsenedModel {
   const graph::FusionResult& fusion() const { return fusion_; }
   const graph::Graph& graph() const { return fusion_.graph; }
   const cost::CostModel& cost() const { return *cost_; }
+  const cost::CostModel& original() const { return *original_; }
 
   // A plan of the coarsened graph on the original: each fused op becomes its members, back to back
   // in the same subgraph; weight placements, transfers (by tensor name), queues and submodels carry
@@ -42,6 +43,10 @@ class CoarsenedModel {
   cost::Profile profile_;
   std::unique_ptr<cost::CostModel> cost_;
 };
+
+// The GCOF model of the request's cost model under its fusion rules: request.coarsened when it was
+// built for that cost model (a portfolio's, shared by its members), else a new one.
+StatusOr<std::shared_ptr<const CoarsenedModel>> CoarsenedModelFor(const PlanRequest& request);
 
 // Runs `planner` on the coarsened graph (the inner request has coarsen "none") and expands its
 // plan. With no rule matching anything, plans the original graph directly. Prepends a GCOF summary

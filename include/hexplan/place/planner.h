@@ -21,6 +21,8 @@
 
 namespace hx::place {
 
+class CoarsenedModel;  // coarsened_planning.h
+
 // Graph coarsening in front of a planner (`--coarsen`).
 enum class Coarsening {
   kPlannerDefault,  // "" : the planner's own default (MOIRAI fuses, the others do not)
@@ -61,6 +63,12 @@ struct PlannerOptions {
   int SolverSeed() const { return MilpSeed(seed); }
 };
 
+// A plan one planner made for a request (PlanRequest::known_plans).
+struct KnownPlan {
+  std::string planner;
+  plan::Plan plan;
+};
+
 struct PlanRequest {
   const cost::CostModel* cost = nullptr;  // its graph and cluster are the ones to plan for
   PlannerOptions options;
@@ -81,6 +89,14 @@ struct PlanRequest {
   // `warm`) and simulates it so; it also plans cold and keeps the cold plan when that simulates
   // faster warm.
   double warm = 0.0;
+
+  // Set by a portfolio (`auto`) for its members, so that each plans as it would alone without
+  // repeating the portfolio's work: `coarsened`, the GCOF model of `cost` (PlanCoarsened uses it
+  // instead of fusing the graph again); `known_plans`, the plans of `cost`'s graph its members
+  // have made so far, fastest first (an exact planner starts from them and does not plan them
+  // again: exact_planner.h, SortingHat's warm starts).
+  std::shared_ptr<const CoarsenedModel> coarsened;
+  std::shared_ptr<const std::vector<KnownPlan>> known_plans;
 
   const graph::Graph& graph() const { return cost->graph(); }
   const hw::Cluster& cluster() const { return cost->cluster(); }
@@ -110,6 +126,10 @@ class Planner {
   virtual std::vector<OptionSpec> Options() const { return {}; }
   // The coarsening `--coarsen` leaves to the planner (kNone or kFusion).
   virtual Coarsening DefaultCoarsening() const { return Coarsening::kNone; }
+  // True for a portfolio that passes `--coarsen` on to each member (each member then plans the
+  // coarsened graph and falls back to the original one as it does alone) instead of planning the
+  // coarsened graph as a whole.
+  virtual bool CoarsensEachMember() const { return false; }
   // The planner's own work: returns a complete plan (planners fill devices and weight modes, then
   // usually plan::CompleteTransfers), or an error such as ResourceExhausted naming the device short
   // of memory.

@@ -146,6 +146,28 @@ std::string BaselineBudget::Note() const {
 
 namespace {
 
+// A portfolio's plans for this request (PlanRequest::known_plans, fastest first): the fastest the
+// validator accepts joins the warm plans (unless it is one already: SortingHat's warm starts);
+// returns the names of them all, whose baselines are not planned again (the portfolio has
+// compared their plans already).
+std::set<std::string> AddKnownPlans(const PlanRequest& request, ExactAnswer* answer) {
+  std::set<std::string> names;
+  if (request.known_plans == nullptr) return names;
+  const size_t n = request.graph().num_nodes();
+  bool added = false;
+  for (const KnownPlan& k : *request.known_plans) {
+    names.insert(k.planner);
+    if (added || !plan::CheckPlan(k.plan, *request.cost, k.planner).ok()) continue;
+    added = true;
+    const std::vector<DeviceId> devices = k.plan.OpDevices(n);
+    const bool there = std::any_of(
+        answer->warm_plans.begin(), answer->warm_plans.end(),
+        [&](const WarmPlan& w) { return w.name == k.planner && w.plan.OpDevices(n) == devices; });
+    if (!there) answer->warm_plans.push_back({k.planner, k.plan, std::nullopt});
+  }
+  return names;
+}
+
 // The baselines not yet among the warm plans, each while `budget` admits it (its start on
 // `clock`), with the time left as its limit.
 void AddBaselinePlans(const PlanRequest& request, const std::string& self, const Stopwatch& clock,
@@ -158,8 +180,12 @@ void AddBaselinePlans(const PlanRequest& request, const std::string& self, const
       !answer->plan.devices.empty() && plan::CheckPlan(answer->plan, *request.cost, self).ok();
   for (const WarmPlan& w : answer->warm_plans)
     have_valid = have_valid || plan::CheckPlan(w.plan, *request.cost, w.name).ok();
+  const std::set<std::string> known = AddKnownPlans(request, answer);
+  have_valid = have_valid || !known.empty();
   for (const char* name : kBaselines) {
-    if (name == self || std::find(names.begin(), names.end(), name) == names.end()) continue;
+    if (name == self || known.count(name) ||
+        std::find(names.begin(), names.end(), name) == names.end())
+      continue;
     bool have = false;  // a warm start of that name the validator accepts (warm starts skip the
                         // memory feedback of the planner of that name, so they may not)
     for (const WarmPlan& w : answer->warm_plans)

@@ -83,6 +83,7 @@ class SortingHatContext {
  private:
   Status Setup();
   void WarmPlans();
+  void AddWarmPlan(const std::string& name, const plan::Plan& plan);
   // Submodel i's MILP from its best warm start, committed to the merged plan.
   Status SolveSubmodel(size_t i, double deadline);
   ExactAnswer Answer(double per_submodel);
@@ -210,12 +211,21 @@ Status SortingHatContext::Setup() {
 }
 
 // Whole-model warm starts from the fast planners that are registered: together at most a quarter
-// of the time limit (once one has succeeded), each with what is left of that quarter.
+// of the time limit (once one has succeeded), each with what is left of that quarter. A
+// portfolio's plans of those planners (PlanRequest::known_plans) are taken as they are, and its
+// fastest plan joins them.
 void SortingHatContext::WarmPlans() {
-  const size_t n = g_.num_nodes();
   const std::vector<std::string> names = PlannerNames();
+  const std::vector<KnownPlan> none;
+  const std::vector<KnownPlan>& known = request_.known_plans ? *request_.known_plans : none;
   for (const std::string name : {"single", "heft", "m-etf", "deepplan"}) {
     if (std::find(names.begin(), names.end(), name) == names.end()) continue;
+    auto given = std::find_if(known.begin(), known.end(),
+                              [&](const KnownPlan& k) { return k.planner == name; });
+    if (given != known.end()) {
+      AddWarmPlan(name, given->plan);
+      continue;
+    }
     const double left = request_.options.time_limit_s * 0.25 - clock_.ElapsedSeconds();
     if (!warm_plans_.empty() && left <= 0) {
       LogTo(request_.logger, LogLevel::kInfo,
@@ -233,14 +243,24 @@ void SortingHatContext::WarmPlans() {
             "sortinghat: warm start '" + name + "' failed: " + r.status().message());
       continue;
     }
-    if (!plan::CheckPlan(r->plan, *request_.cost, name).ok()) continue;
-    std::vector<int> gpu_of(n, -1);
-    const std::vector<DeviceId> devs = r->plan.OpDevices(n);
-    for (size_t v = 0; v < n; ++v)
-      if (devs[v].valid()) gpu_of[v] = GpuIndex(devs[v]);
-    warm_gpu_of_.push_back(std::move(gpu_of));
-    warm_plans_.push_back({name, std::move(r->plan)});
+    AddWarmPlan(name, r->plan);
   }
+  if (!known.empty() && std::none_of(warm_plans_.begin(), warm_plans_.end(), [&](const auto& w) {
+        return w.first == known.front().planner;
+      }))
+    AddWarmPlan(known.front().planner, known.front().plan);
+}
+
+// A whole-model warm start, when the validator accepts it.
+void SortingHatContext::AddWarmPlan(const std::string& name, const plan::Plan& plan) {
+  if (!plan::CheckPlan(plan, *request_.cost, name).ok()) return;
+  const size_t n = g_.num_nodes();
+  std::vector<int> gpu_of(n, -1);
+  const std::vector<DeviceId> devs = plan.OpDevices(n);
+  for (size_t v = 0; v < n; ++v)
+    if (devs[v].valid()) gpu_of[v] = GpuIndex(devs[v]);
+  warm_gpu_of_.push_back(std::move(gpu_of));
+  warm_plans_.push_back({name, plan});
 }
 
 SubmodelUnits SortingHatContext::BuildUnits(const std::vector<NodeId>& ops) const {
