@@ -9,7 +9,7 @@ PACKAGES=(
   libonnx-dev libprotobuf-dev protobuf-compiler
   coinor-libcbc-dev
   nlohmann-json3-dev libcli11-dev libyaml-cpp-dev
-  libopenblas-dev libdnnl-dev
+  libopenblas-dev libdnnl-dev libxnnpack-dev libpthreadpool-dev
   libopenmpi-dev openmpi-bin iproute2
   libonnx-testdata
   libgtest-dev libgmock-dev libbenchmark-dev

@@ -243,7 +243,10 @@ struct Executor::RunState {
   }
 };
 
-Executor::~Executor() = default;
+Executor::~Executor() {
+  for (const KeptConstant& c : kept_constants_)
+    if (c.made) backend_->Free(c.device, c.value);
+}
 
 int Executor::DeviceOfPlace(PlaceId place) const {
   const hw::Place& p = cluster_->place(place);
@@ -421,8 +424,13 @@ void Executor::FindFusedInputs() {
   const graph::Graph& graph = *graph_;
   fused_input_.assign(graph.num_nodes(), TensorId{});
   in_place_input_.assign(graph.num_nodes(), -1);
+  kept_constants_.assign(graph.num_nodes(), KeptConstant{});
   for (NodeId op : graph.Ops()) {
     const graph::Node& node = graph.node(op);
+    kept_constants_[op.value()].kept =
+        node.op_type == "Constant" && (node.domain.empty() || node.domain == "ai.onnx") &&
+        node.outputs.size() == 1 && node.outputs[0].valid() &&
+        std::none_of(node.inputs.begin(), node.inputs.end(), [](TensorId t) { return t.valid(); });
     if (backend_->RunsInPlace(node))
       in_place_input_[op.value()] = static_cast<int32_t>(backend_->InPlaceInput(node));
     const TensorId t = backend_->FusedInput(node);
@@ -561,10 +569,62 @@ int Executor::InPlace(RunState& s, int device, NodeId op, const std::vector<uint
     if (i != in && node.inputs[i] == node.inputs[in]) return -1;
   // Its last reader here: no other op, transfer or graph output reads the buffer after this op.
   const size_t k = s.Slot(node.inputs[in], device);
-  return s.refs[k].load() == 1 && s.slots[k].ptr != nullptr ? static_cast<int>(in) : -1;
+  return s.refs[k].load() == 1 && s.slots[k].ptr != nullptr && s.borrowed[k] == 0
+             ? static_cast<int>(in)
+             : -1;
+}
+
+Status Executor::RunKeptConstant(RunState& s, int device, NodeId op) {
+  const graph::Node& node = graph_->node(op);
+  const TensorId t = node.outputs[0];
+  const graph::Tensor& tensor = graph_->tensor(t);
+  const uint32_t stream = tasks_.op_task[op.value()] == plan::kNoTask
+                              ? 0
+                              : tasks_.tasks[tasks_.op_task[op.value()]].stream;
+  sim::SimEvent ev;
+  if (options_.record_events) {
+    ev.kind = sim::SimEvent::Kind::kOpStart;
+    ev.time = s.Now();
+    ev.op = op;
+    ev.device = DeviceId(device);
+    ev.track = (*track_names_)[stream];
+    s.progress[stream].events.push_back(ev);
+  }
+  KeptConstant& c = kept_constants_[op.value()];
+  if (!c.made || c.device != device) {
+    if (c.made) backend_->Free(c.device, c.value);
+    c.made = false;
+    auto buffer = backend_->Allocate(device, tensor.Bytes());
+    if (!buffer.ok())
+      return buffer.status().WithContext("op '" + node.name + "' output '" + tensor.name + "'");
+    thread_local std::vector<TensorRef> out;
+    out.assign(1, TensorRef{tensor.dtype, &tensor.shape, buffer->ptr});
+    Status st = backend_->Launch(device, node, {}, out);
+    if (st.ok()) st = backend_->WaitEvent(backend_->RecordEvent(device));
+    if (!st.ok()) {
+      backend_->Free(device, *buffer);
+      return st.WithContext("op '" + node.name + "' on '" +
+                            cluster_->device(DeviceId(device)).name + "'");
+    }
+    c = KeptConstant{true, true, device, *buffer};
+  }
+  // The slot borrows the kept buffer: freeing the slot leaves it, and no op writes over it
+  // (InPlace, FusedInput take only buffers a slot owns).
+  const size_t k = s.Slot(t, device);
+  s.slots[k] = c.value;
+  s.borrowed[k] = 1;
+  if (options_.record_events) {
+    ev.kind = sim::SimEvent::Kind::kOpFinish;
+    ev.time = s.Now();
+    s.progress[stream].events.push_back(ev);
+  }
+  ++s.progress[stream].ops;
+  if (s.refs[k].load() == 0) FreeSlot(s, device, k);
+  return Status::Ok();
 }
 
 Status Executor::RunOp(RunState& s, int device, NodeId op) {
+  if (kept_constants_[op.value()].kept) return RunKeptConstant(s, device, op);
   const graph::Node& node = graph_->node(op);
   // Per-thread scratch: an op's argument lists without a heap allocation per op.
   thread_local std::vector<TensorRef> in, out;

@@ -42,7 +42,7 @@ graph::Attributes Attrs(std::initializer_list<std::pair<std::string, graph::Attr
 // places the ops) and checks both runs against the naive reference and each other; returns the
 // number of oneDNN nodes.
 int ExpectMatchesReference(const graph::Graph& g, int64_t* blocked = nullptr, int devices = 1,
-                           const PlanSpec& spec = PlanSpec{}) {
+                           const PlanSpec& spec = PlanSpec{}, int* xnnpack = nullptr) {
   auto weights = MaterializeWeights(g, 3);
   HX_CHECK(weights.ok());
   auto inputs = RandomInputs(g, 4);
@@ -70,6 +70,7 @@ int ExpectMatchesReference(const graph::Graph& g, int64_t* blocked = nullptr, in
   DnnlOps probe;
   probe.Prepare(g);
   if (blocked != nullptr) *blocked = probe.num_blocked_tensors();
+  if (xnnpack != nullptr) *xnnpack = probe.num_xnnpack_nodes();
   return probe.num_nodes();
 }
 
@@ -198,7 +199,9 @@ TEST(DnnlOpsTest, BroadcastBinaryOpsMatchNaiveReference) {
   TensorId sub = b.Add("Sub", "sub", {mul, b.Weight("shift", {1, 1, 4})}, {2, 3, 4});
   TensorId div = b.Add("Div", "div", {sub, b.Add("Add", "den", {d, d}, {2, 3, 4})}, {2, 3, 4});
   b.g.AddOutput(div);
-  EXPECT_EQ(ExpectMatchesReference(b.g), 5);
+  int xnnpack = 0;  // all five run on XNNPACK, checked against the reference above
+  EXPECT_EQ(ExpectMatchesReference(b.g, nullptr, 1, PlanSpec{}, &xnnpack), 5);
+  EXPECT_EQ(xnnpack, 5);
 }
 
 }  // namespace
@@ -245,7 +248,10 @@ TEST(DnnlOpsTest, GemmSigmoidTanhMatchNaiveReference) {
   b.g.AddOutput(b.Add("Gemm", "gemv", {row, wt, bias}, {1, 24}, trans));
   TensorId bx = b.g.node(b.g.AddInput("bx", DType::kF32, {24, 16})).outputs[0];
   b.g.AddOutput(b.Add("Gemm", "g_input_b", {x, bx}, {8, 24}, trans));
-  EXPECT_EQ(ExpectMatchesReference(b.g), 8);  // 4 Gemms, Add, Sub, Sigmoid, Tanh
+  int xnnpack = 0;
+  EXPECT_EQ(ExpectMatchesReference(b.g, nullptr, 1, PlanSpec{}, &xnnpack),
+            8);           // 4 Gemms, Add, Sub, Sigmoid, Tanh
+  EXPECT_EQ(xnnpack, 3);  // Add, Sub, Sigmoid (Tanh stays on oneDNN)
 }
 
 // The vectorised fp32 Erf (four lanes and a scalar tail) against std::erf, with its clamp's

@@ -254,6 +254,47 @@ TEST(ExecutorTest, AnInputReadTwiceIsReleasedOnce) {
   EXPECT_EQ((*backend)->MemoryInUse(0), 0);
 }
 
+// A Constant's value is made by the first run and kept (Executor::RunKeptConstant): later runs
+// read the same buffer, no view takes it over and no free hands it to another tensor (an Identity
+// of it, its last reader, would otherwise take the buffer and free it with its own; the next run's
+// Add output of the same size would then write over the constant). Its bytes stay in use between
+// runs and are freed with the executor.
+TEST(ExecutorTest, ConstantsAreMadeOnceAndKeptAcrossRuns) {
+  graph::Graph g("kept");
+  TensorId x = g.node(g.AddInput("x", graph::DType::kF32, {16})).outputs[0];
+  graph::Attributes value;
+  value.Set("value_floats", std::vector<double>(16, 0.25));
+  TensorId c =
+      g.node(g.AddOpWithOutputs("Constant", "c", {}, {{"c.out", graph::DType::kF32, {16}}}, value))
+          .outputs[0];
+  TensorId view =
+      g.node(g.AddOpWithOutputs("Identity", "view", {c}, {{"view.out", graph::DType::kF32, {16}}}))
+          .outputs[0];
+  g.AddOutput(
+      g.node(g.AddOpWithOutputs("Add", "sum", {view, x}, {{"sum.out", graph::DType::kF32, {16}}}))
+          .outputs[0]);
+  Case c0 = MakeCase(std::move(g));
+  hw::Cluster cluster = CpuCluster(1);
+  auto backend = CpuBackend::Create(cluster);
+  ASSERT_TRUE(backend.ok());
+  const plan::Plan p = MakePlan(c0.graph, cluster, PlanSpec{});
+  {
+    auto executor = Executor::Create(p, c0.graph, cluster, backend->get(), &c0.weights);
+    ASSERT_TRUE(executor.ok()) << executor.status().ToString();
+    for (uint64_t seed : {1, 2, 3, 4}) {
+      const auto inputs = RandomInputs(c0.graph, seed);
+      auto r = (*executor)->Run(inputs);
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      auto ref = RunReference(c0.graph, c0.weights, inputs);
+      ASSERT_TRUE(ref.ok());
+      EXPECT_LT(MaxRelativeError(r->outputs[0], (*ref)[0]), 1e-6) << "run " << seed;
+      EXPECT_EQ(r->ops_run, 3u);
+      EXPECT_EQ((*backend)->MemoryInUse(0), 16 * 4) << "the constant, kept";
+    }
+  }
+  EXPECT_EQ((*backend)->MemoryInUse(0), 0);
+}
+
 // On the CPU backend an activation copy between core groups is work for a core, so the thread that
 // produced it copies it: queues of activations get no thread of their own. Outputs, transfers
 // and events are the same whichever thread copies and however long threads poll before they

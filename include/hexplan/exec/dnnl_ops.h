@@ -4,7 +4,9 @@
 // makes each supported node's primitive once per graph, and plans which activations stay in
 // oneDNN's channel-blocked layout between them (src/exec/dnnl/layout.h); constant weights (graph
 // initializers) are reordered into the primitive's layout at the node's first run and kept. Every
-// other op, and any node `Prepare` did not see, runs on the kernels of kernels.h.
+// other op, and any node `Prepare` did not see, runs on the kernels of kernels.h. Small elementwise
+// ops (Sigmoid, Add, Sub, Mul, Div on fp32 in the plain layout, fused with no Conv) run on
+// XNNPACK instead, whose call costs a third of oneDNN's (src/exec/xnn/xnn_eltwise.h).
 //
 // Threads: oneDNN parallelises a primitive over the calling thread's OpenMP team
 // (omp_get_max_threads() of that thread: the CPU backend's BindThread gives each device thread a
@@ -44,6 +46,8 @@ class DnnlOps {
   // How many nodes run on oneDNN, and how many tensors stay channel-blocked (tests, reports).
   int num_nodes() const;
   int num_blocked_tensors() const;
+  // How many of the last prepared graph's nodes run on XNNPACK instead (src/exec/xnn).
+  int num_xnnpack_nodes() const;
 
   // Gives the calling thread an OpenMP team of one thread per core of `cores` (one thread when
   // empty), each pinned to its core; the calling thread takes the first. oneDNN runs the

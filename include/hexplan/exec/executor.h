@@ -136,6 +136,10 @@ class Executor {
   // `claimed`); called after a task it may wait for has finished.
   void ClaimReadyInline(RunState& state, uint32_t stream, std::vector<uint32_t>* claimed) const;
   Status RunOp(RunState& state, int device, NodeId op);
+  // A Constant op (kept_constants_): its value is computed by its first run and kept on its
+  // device; later runs point its output's slot at that buffer, as ONNX Runtime folds Constants
+  // at load (152 of the 1,449 ops of an unrolled LSTM).
+  Status RunKeptConstant(RunState& state, int device, NodeId op);
   // The input whose buffer `node` writes over (DeviceBackend::RunsInPlace and InPlaceInput, and
   // it is that buffer's last reader on `device`), or -1.
   int InPlace(RunState& state, int device, NodeId op, const std::vector<uint8_t>& from_host);
@@ -185,6 +189,14 @@ class Executor {
   // Per node: the input whose buffer the backend lets its output take (DeviceBackend::RunsInPlace
   // and InPlaceInput, asked once here rather than at every run of the op), or -1.
   std::vector<int32_t> in_place_input_;
+  // Per node: a Constant op whose value runs keep (RunKeptConstant), and that value once made
+  // (freed with the executor).
+  struct KeptConstant {
+    bool kept = false, made = false;
+    int device = -1;
+    DeviceBuffer value;
+  };
+  std::vector<KeptConstant> kept_constants_;
   std::vector<std::vector<TensorId>> input_slots_;     // per device: graph inputs it reads
   std::vector<std::vector<uint32_t>> waiters_;         // per task: streams to wake when it finishes
   std::vector<std::vector<int>> stream_destinations_;  // per copy stream: devices it copies to

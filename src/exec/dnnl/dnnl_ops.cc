@@ -18,6 +18,7 @@
 #include "exec/dnnl/layout.h"
 #include "exec/dnnl/primitives.h"
 #include "exec/dnnl/team_choice.h"
+#include "exec/xnn/xnn_eltwise.h"
 
 namespace hx::exec {
 namespace {
@@ -127,6 +128,8 @@ struct NodeState {
   // graph was freed) must not run this state.
   std::string op_type;
   graph::Shape x, y;
+  // The shape objects of the last inputs that matched x and y (Matches).
+  std::atomic<const graph::Shape*> matched_x{nullptr}, matched_y{nullptr};
   dnnl_impl::Layouts layouts;
   // Elementwise ops run on the calling thread alone: they are memory-bound, and each parallel
   // region is a barrier the team waits at (a preempted team thread holds up the others).
@@ -150,26 +153,37 @@ struct NodeState {
   TensorId add_other;
   NodeState* add_conv = nullptr;
   size_t conv_input = 0;
+  // A small elementwise op in the plain layout, fused with nothing: XNNPACK runs it instead
+  // (xnn_eltwise.h: a third of oneDNN's cost per call).
+  std::unique_ptr<xnn_impl::XnnEltwise> xnn;
 };
 
-bool Matches(const NodeState& s, const graph::Node& op, const std::vector<TensorRef>& in,
+bool Matches(NodeState& s, const graph::Node& op, const std::vector<TensorRef>& in,
              const std::vector<TensorRef>& out) {
-  return s.op_type == op.op_type && !in.empty() && !out.empty() && in[0].shape != nullptr &&
-         out[0].shape != nullptr && *in[0].shape == s.x && *out[0].shape == s.y;
+  if (in.empty() || out.empty() || in[0].shape == nullptr || out[0].shape == nullptr) return false;
+  // The executor passes the graph's own shapes: the same two as last time matched then.
+  if (in[0].shape == s.matched_x.load(std::memory_order_relaxed) &&
+      out[0].shape == s.matched_y.load(std::memory_order_relaxed))
+    return true;
+  if (s.op_type != op.op_type || *in[0].shape != s.x || *out[0].shape != s.y) return false;
+  s.matched_x.store(in[0].shape, std::memory_order_relaxed);
+  s.matched_y.store(out[0].shape, std::memory_order_relaxed);
+  return true;
 }
 
 // The node's primitive for the calling thread's team size (made on first use; a Clip whose bounds
 // changed is made again). The one-thread and team primitives of a node share their packed
-// weights when they chose the same layout for them. Called under s.lock.
-std::shared_ptr<NodePrimitive> PrimitiveForTeam(NodeState& s, const graph::Node& op,
-                                                const std::vector<TensorRef>& in,
-                                                const dnnl_impl::ConvPostOp* post) {
+// weights when they chose the same layout for them. Called under s.lock; the primitive stays
+// owned by `s` (a node runs on one thread at a time).
+NodePrimitive* PrimitiveForTeam(NodeState& s, const graph::Node& op,
+                                const std::vector<TensorRef>& in,
+                                const dnnl_impl::ConvPostOp* post) {
   const int slot = omp_get_max_threads() > 1 ? 1 : 0;
   std::shared_ptr<NodePrimitive>& p = s.built[slot];
   const bool sums = post != nullptr && post->sum;
   if (p != nullptr && Current(*p, op, in) && p->post_op == (post != nullptr && !sums) &&
       p->post_sum == sums)
-    return p;
+    return p.get();
   p = Make(*s.graph, *s.node, s.layouts, &in, post);
   const std::shared_ptr<NodePrimitive>& other = s.built[1 - slot];
   if (p != nullptr && other != nullptr && p->const_weights && other->const_weights &&
@@ -181,7 +195,7 @@ std::shared_ptr<NodePrimitive> PrimitiveForTeam(NodeState& s, const graph::Node&
       if (q->w == p->w) p->weights_from = q;
     if (p->weights_from == nullptr) s.shared_weights->packed.push_back(p);
   }
-  return p;
+  return p.get();
 }
 
 // The Relu or Clip node that is the only reader of Conv `op`'s output (not a graph output), when
@@ -331,6 +345,21 @@ bool AlreadyApplied(NodeState& s, const graph::Node& op, const std::vector<Tenso
 
 struct DnnlOps::Impl {
   std::unordered_map<const graph::Node*, std::unique_ptr<NodeState>> nodes;
+  // The last prepared graph's states by node index (its nodes are one array): Run's lookup
+  // without hashing, a miss per op in a 1,449-op LSTM (the map stays the owner, for other graphs).
+  const graph::Node* first = nullptr;
+  std::vector<NodeState*> by_index;
+  int xnnpack_nodes = 0;  // of the last prepared graph
+
+  NodeState* Find(const graph::Node& op) const {
+    const std::ptrdiff_t i = &op - first;
+    if (first != nullptr && i >= 0 && static_cast<size_t>(i) < by_index.size() &&
+        by_index[static_cast<size_t>(i)] != nullptr &&
+        by_index[static_cast<size_t>(i)]->node == &op)
+      return by_index[static_cast<size_t>(i)];
+    auto it = nodes.find(&op);
+    return it == nodes.end() ? nullptr : it->second.get();
+  }
   dnnl_impl::PreferredLayout preferred = dnnl_impl::PreferredActivationLayout();
   int blocked_tensors = 0;
 };
@@ -376,22 +405,46 @@ void DnnlOps::Prepare(const graph::Graph& graph) {
     }
     impl_->nodes[&op] = std::move(s);
   }
+  impl_->first = graph.num_nodes() > 0 ? &graph.node(NodeId(0)) : nullptr;
+  impl_->by_index.assign(graph.num_nodes(), nullptr);
+  for (NodeId id : graph.NodeIds()) {
+    auto it = impl_->nodes.find(&graph.node(id));
+    if (it != impl_->nodes.end()) impl_->by_index[id.value()] = it->second.get();
+  }
   FuseActivations(graph, impl_->nodes);
   const int fused_adds = FuseAdds(graph, impl_->nodes);
+  int& on_xnnpack = impl_->xnnpack_nodes;
+  on_xnnpack = 0;
+  for (NodeId id : graph.Ops()) {
+    NodeState* s = impl_->by_index[id.value()];
+    if (s == nullptr || s->absorbed_by != nullptr || s->add_conv != nullptr || s->add_other.valid())
+      continue;
+    const graph::Node& op = graph.node(id);
+    bool plain = true;
+    for (TensorId t : op.inputs) plain = plain && !(t.valid() && blocked[t.value()]);
+    for (TensorId t : op.outputs) plain = plain && !(t.valid() && blocked[t.value()]);
+    if (plain) s->xnn = xnn_impl::XnnEltwise::Make(graph, op);
+    on_xnnpack += s->xnn != nullptr ? 1 : 0;
+  }
   if (std::getenv("HX_DNNL_DEBUG") != nullptr)
-    std::fprintf(stderr, "dnnl: %zu nodes, %d blocked tensors, %d Adds fused into Convs\n",
-                 impl_->nodes.size(), impl_->blocked_tensors, fused_adds);
+    std::fprintf(stderr,
+                 "dnnl: %zu nodes, %d blocked tensors, %d Adds fused into Convs, %d on XNNPACK\n",
+                 impl_->nodes.size(), impl_->blocked_tensors, fused_adds, on_xnnpack);
 }
 
 StatusOr<bool> DnnlOps::Run(const graph::Node& op, const std::vector<TensorRef>& inputs,
                             const std::vector<TensorRef>& outputs) {
-  auto it = impl_->nodes.find(&op);
-  if (it == impl_->nodes.end()) return false;
-  NodeState& s = *it->second;
+  NodeState* found = impl_->Find(op);
+  if (found == nullptr) return false;
+  NodeState& s = *found;
   s.applied_to.store(nullptr);  // until this run has written its output with the post-op
   if (!Matches(s, op, inputs, outputs)) return false;
   if (s.absorbed_by != nullptr && AlreadyApplied(s, op, inputs, outputs)) return true;
   if (s.add_conv != nullptr && RunFusedAdd(s, inputs, outputs)) return true;
+  if (s.xnn != nullptr) {
+    HX_RETURN_IF_ERROR(s.xnn->Run(op, inputs, outputs));
+    return true;
+  }
   // A Conv given its Add's other input's buffer as its output adds into it (FusedInput).
   const dnnl_impl::ConvPostOp sum{false, 0.0f, 0.0f, true};
   const bool sums = s.add_other.valid() && inputs.size() > op.inputs.size();
@@ -403,7 +456,7 @@ StatusOr<bool> DnnlOps::Run(const graph::Node& op, const std::vector<TensorRef>&
 #endif
   const bool measure = s.measured_team && omp_get_max_threads() > 1;
   std::optional<ScopedTeamSize> team;
-  std::shared_ptr<NodePrimitive> p;
+  NodePrimitive* p = nullptr;
   {
     std::lock_guard<std::mutex> lock(s.lock);
     if (s.one_thread || (measure && !s.choice.NextUsesTeam())) team.emplace(1);
@@ -424,23 +477,23 @@ StatusOr<bool> DnnlOps::Run(const graph::Node& op, const std::vector<TensorRef>&
 }
 
 bool DnnlOps::RunsInPlace(const graph::Node& op) const {
-  auto it = impl_->nodes.find(&op);
-  return it != impl_->nodes.end() &&
-         (it->second->absorbed_by != nullptr || it->second->add_conv != nullptr);
+  const NodeState* s = impl_->Find(op);
+  return s != nullptr && (s->absorbed_by != nullptr || s->add_conv != nullptr);
 }
 
 size_t DnnlOps::InPlaceInput(const graph::Node& op) const {
-  auto it = impl_->nodes.find(&op);
-  return it != impl_->nodes.end() && it->second->add_conv != nullptr ? it->second->conv_input : 0;
+  const NodeState* s = impl_->Find(op);
+  return s != nullptr && s->add_conv != nullptr ? s->conv_input : 0;
 }
 
 TensorId DnnlOps::FusedInput(const graph::Node& op) const {
-  auto it = impl_->nodes.find(&op);
-  return it != impl_->nodes.end() ? it->second->add_other : TensorId{};
+  const NodeState* s = impl_->Find(op);
+  return s != nullptr ? s->add_other : TensorId{};
 }
 
 int DnnlOps::num_nodes() const { return static_cast<int>(impl_->nodes.size()); }
 int DnnlOps::num_blocked_tensors() const { return impl_->blocked_tensors; }
+int DnnlOps::num_xnnpack_nodes() const { return impl_->xnnpack_nodes; }
 
 DnnlOps::ScopedTeamSize::ScopedTeamSize(int threads) : old_(omp_get_max_threads()) {
   omp_set_num_threads(threads);

@@ -1,0 +1,106 @@
+#include "exec/xnn/xnn_eltwise.h"
+
+#include <xnnpack.h>
+
+#include <array>
+#include <cmath>
+#include <mutex>
+#include <string>
+
+namespace hx::exec::xnn_impl {
+namespace {
+
+// XNNPACK initialised once per process; false on a CPU it does not support.
+bool Initialised() {
+  static const bool ok = xnn_initialize(nullptr) == xnn_status_success;
+  return ok;
+}
+
+bool Fp32(const graph::Graph& g, TensorId t) {
+  return t.valid() && g.tensor(t).dtype == graph::DType::kF32 &&
+         g.tensor(t).shape.size() <= XNN_MAX_TENSOR_DIMS;
+}
+
+// The dimensions of `shape` as XNNPACK takes them (a scalar is one element).
+size_t Dims(const graph::Shape& shape, std::array<size_t, XNN_MAX_TENSOR_DIMS>& dims) {
+  for (size_t i = 0; i < shape.size(); ++i) dims[i] = static_cast<size_t>(shape[i]);
+  if (shape.empty()) dims[0] = 1;
+  return shape.empty() ? 1 : shape.size();
+}
+
+}  // namespace
+
+std::unique_ptr<XnnEltwise> XnnEltwise::Make(const graph::Graph& g, const graph::Node& op) {
+  if (!op.is_op() || !(op.domain.empty() || op.domain == "ai.onnx") || op.outputs.size() != 1 ||
+      !Fp32(g, op.outputs[0]))
+    return nullptr;
+  const float lo = -INFINITY, hi = INFINITY;
+  xnn_operator_t made = nullptr;
+  xnn_status status = xnn_status_unsupported_parameter;
+  Kind kind;
+  const std::string& t = op.op_type;
+  if (t == "Sigmoid" && op.inputs.size() == 1 && Fp32(g, op.inputs[0])) {
+    const int64_t n = graph::NumElements(g.tensor(op.inputs[0]).shape);
+    if (n <= 0 || !Initialised()) return nullptr;
+    kind = Kind::kSigmoid;
+    const size_t c = static_cast<size_t>(n);
+    status = xnn_create_sigmoid_nc_f32(c, c, c, 0, &made);
+  } else if ((t == "Add" || t == "Sub" || t == "Mul" || t == "Div") && op.inputs.size() == 2 &&
+             Fp32(g, op.inputs[0]) && Fp32(g, op.inputs[1])) {
+    if (!Initialised()) return nullptr;
+    if (t == "Add") {
+      kind = Kind::kAdd;
+      status = xnn_create_add_nd_f32(lo, hi, 0, &made);
+    } else if (t == "Sub") {
+      kind = Kind::kSub;
+      status = xnn_create_subtract_nd_f32(lo, hi, 0, &made);
+    } else if (t == "Mul") {
+      kind = Kind::kMul;
+      status = xnn_create_multiply_nd_f32(lo, hi, 0, &made);
+    } else {
+      kind = Kind::kDiv;
+      status = xnn_create_divide_nd_f32(lo, hi, 0, &made);
+    }
+  } else {
+    return nullptr;
+  }
+  if (status != xnn_status_success || made == nullptr) return nullptr;
+  return std::unique_ptr<XnnEltwise>(new XnnEltwise(kind, made));
+}
+
+XnnEltwise::~XnnEltwise() { xnn_delete_operator(op_); }
+
+Status XnnEltwise::Run(const graph::Node& op, const std::vector<TensorRef>& in,
+                       const std::vector<TensorRef>& out) {
+  xnn_status status;
+  if (kind_ == Kind::kSigmoid) {
+    status = xnn_setup_sigmoid_nc_f32(op_, 1, in[0].as<float>(), out[0].as<float>(), nullptr);
+  } else {
+    std::array<size_t, XNN_MAX_TENSOR_DIMS> a{}, b{};
+    const size_t na = Dims(*in[0].shape, a), nb = Dims(*in[1].shape, b);
+    const float* x = in[0].as<float>();
+    const float* y = in[1].as<float>();
+    float* z = out[0].as<float>();
+    switch (kind_) {
+      case Kind::kAdd:
+        status = xnn_setup_add_nd_f32(op_, na, a.data(), nb, b.data(), x, y, z, nullptr);
+        break;
+      case Kind::kSub:
+        status = xnn_setup_subtract_nd_f32(op_, na, a.data(), nb, b.data(), x, y, z, nullptr);
+        break;
+      case Kind::kMul:
+        status = xnn_setup_multiply_nd_f32(op_, na, a.data(), nb, b.data(), x, y, z, nullptr);
+        break;
+      default:
+        status = xnn_setup_divide_nd_f32(op_, na, a.data(), nb, b.data(), x, y, z, nullptr);
+        break;
+    }
+  }
+  if (status == xnn_status_success) status = xnn_run_operator(op_, nullptr);
+  if (status != xnn_status_success)
+    return Internal(op.op_type + " '" + op.name + "': XNNPACK failed (status " +
+                    std::to_string(static_cast<int>(status)) + ")");
+  return Status::Ok();
+}
+
+}  // namespace hx::exec::xnn_impl

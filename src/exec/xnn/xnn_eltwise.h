@@ -1,0 +1,44 @@
+#pragma once
+// Small elementwise ops on XNNPACK (Debian libxnnpack-dev): Sigmoid, and Add, Sub, Mul and Div
+// with NumPy broadcasting, on fp32 tensors of up to six dimensions in their plain layout.
+//
+// Measured on this project's 2-core VM, one thread, 8x64 floats (the gates of Chrion's LSTM
+// cells): oneDNN's eltwise and binary primitives take 410-460 ns a call, nearly all of it the
+// call itself (argument maps, descriptor checks); XNNPACK's setup and run take 110-120 ns for Add
+// and 200 ns for Sigmoid (a loop of the adds alone takes 40 ns). An unrolled LSTM runs 768 of
+// these per inference. Tanh has no fp32 operator in Debian's XNNPACK (2022): oneDNN keeps it.
+
+#include <memory>
+#include <vector>
+
+#include "hexplan/core/status.h"
+#include "hexplan/exec/tensor.h"
+#include "hexplan/graph/graph.h"
+
+struct xnn_operator;
+
+namespace hx::exec::xnn_impl {
+
+// One node's XNNPACK operator, made once (Make) and run on the calling thread (no thread pool).
+// A node runs on one thread at a time; distinct nodes run at once.
+class XnnEltwise {
+ public:
+  // The operator for `op` when XNNPACK takes it (its type, fp32 inputs and output, ranks up to
+  // six, and XNNPACK initialised on this CPU); null otherwise.
+  static std::unique_ptr<XnnEltwise> Make(const graph::Graph& g, const graph::Node& op);
+  ~XnnEltwise();
+  XnnEltwise(const XnnEltwise&) = delete;
+  XnnEltwise& operator=(const XnnEltwise&) = delete;
+
+  // Runs the op on the run's buffers (shapes as the graph gives them).
+  Status Run(const graph::Node& op, const std::vector<TensorRef>& in,
+             const std::vector<TensorRef>& out);
+
+ private:
+  enum class Kind { kSigmoid, kAdd, kSub, kMul, kDiv };
+  XnnEltwise(Kind kind, xnn_operator* op) : kind_(kind), op_(op) {}
+  Kind kind_;
+  xnn_operator* op_;
+};
+
+}  // namespace hx::exec::xnn_impl
