@@ -130,12 +130,13 @@ class Portfolio {
   }
   const std::string& BestName() const { return best_name_; }
   // The fast round's winner as AutoExactOrder reads it: DeepPlan's win counts only when its load
-  // parallelism gained at least 1% over the single-device plan (on alphafold2-87m on
-  // moirai-inter it won by 0.006 ms, sent SortingHat first, and MOIRAI, 0.5% faster, got no time).
+  // parallelism gained at least 0.1% over the single-device plan (on alphafold2-87m on
+  // moirai-inter it won by 0.006 ms, sent SortingHat first, and MOIRAI, 0.5% faster, got no time;
+  // on gpt2-xl b32 s64 on sortinghat-v100-hetero its 0.3% is a win SortingHat improves on).
   std::string ClearWinner() const {
     auto single = makespan_.find("single");
     if (best_name_ == "deepplan" && single != makespan_.end() &&
-        best_->sim.makespan_s > 0.99 * single->second)
+        best_->sim.makespan_s > 0.999 * single->second)
       return "single";
     return best_name_;
   }
