@@ -116,6 +116,10 @@ void SpinLock::lock() {
   }
 }
 
+// Past a buffer's end, readable slack: XNNPACK's kernels read up to XNN_EXTRA_BYTES (16) past
+// their inputs, never writing there (src/exec/xnn/xnn_eltwise.h).
+constexpr int64_t kReadSlackBytes = 64;
+
 StatusOr<DeviceBuffer> CpuBackend::Allocate(int device, int64_t bytes) {
   HX_RETURN_IF_ERROR(CheckDevice(device));
   Device& d = *devices_[static_cast<size_t>(device)];
@@ -139,7 +143,8 @@ StatusOr<DeviceBuffer> CpuBackend::Allocate(int device, int64_t bytes) {
     }
   }
   if (bytes > 0 && ptr == nullptr)
-    ptr = ::operator new (static_cast<size_t>(bytes), std::align_val_t{64}, std::nothrow);
+    ptr = ::operator new (static_cast<size_t>(bytes + kReadSlackBytes), std::align_val_t{64},
+                          std::nothrow);
   if (bytes > 0 && ptr == nullptr) {
     d.in_use.fetch_sub(bytes);
     return ResourceExhausted("device '" + d.name + "': out of host memory allocating " +

@@ -417,14 +417,34 @@ void DnnlOps::Prepare(const graph::Graph& graph) {
   on_xnnpack = 0;
   for (NodeId id : graph.Ops()) {
     NodeState* s = impl_->by_index[id.value()];
-    if (s == nullptr || s->absorbed_by != nullptr || s->add_conv != nullptr || s->add_other.valid())
+    if (s != nullptr &&
+        (s->absorbed_by != nullptr || s->add_conv != nullptr || s->add_other.valid()))
       continue;
     const graph::Node& op = graph.node(id);
+    // XNNPACK reads a little past its inputs' ends: only buffers the backend allocates, with
+    // slack (ops' outputs), not weights or graph inputs read in place from host memory.
     bool plain = true;
+    for (TensorId t : op.inputs)
+      plain = plain && t.valid() && graph.node(graph.tensor(t).producer).is_op();
     for (TensorId t : op.inputs) plain = plain && !(t.valid() && blocked[t.value()]);
     for (TensorId t : op.outputs) plain = plain && !(t.valid() && blocked[t.value()]);
-    if (plain) s->xnn = xnn_impl::XnnEltwise::Make(graph, op);
-    on_xnnpack += s->xnn != nullptr ? 1 : 0;
+    std::unique_ptr<xnn_impl::XnnEltwise> xnn =
+        plain ? xnn_impl::XnnEltwise::Make(graph, op) : nullptr;
+    if (xnn == nullptr) continue;
+    if (s == nullptr) {  // one oneDNN refuses (a Sub or Div whose first input broadcasts)
+      auto made = std::make_unique<NodeState>();
+      made->graph = &graph;
+      made->node = &op;
+      made->op_type = op.op_type;
+      made->x = graph.tensor(op.inputs[0]).shape;
+      made->y = graph.tensor(op.outputs[0]).shape;
+      made->one_thread = true;
+      s = made.get();
+      impl_->by_index[id.value()] = s;
+      impl_->nodes[&op] = std::move(made);
+    }
+    s->xnn = std::move(xnn);
+    ++on_xnnpack;
   }
   if (std::getenv("HX_DNNL_DEBUG") != nullptr)
     std::fprintf(stderr,

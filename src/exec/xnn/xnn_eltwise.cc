@@ -2,6 +2,7 @@
 
 #include <xnnpack.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <mutex>
@@ -28,11 +29,25 @@ size_t Dims(const graph::Shape& shape, std::array<size_t, XNN_MAX_TENSOR_DIMS>& 
   return shape.empty() ? 1 : shape.size();
 }
 
+// Whether `a` and `b` broadcast (NumPy rules) to exactly `out`: anything else is left to the
+// reference kernel, which names the mismatch.
+bool BroadcastsTo(const graph::Shape& a, const graph::Shape& b, const graph::Shape& out) {
+  const size_t rank = std::max(a.size(), b.size());
+  if (out.size() != rank) return false;
+  for (size_t i = 0; i < rank; ++i) {
+    const int64_t x = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    const int64_t y = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if ((x != y && x != 1 && y != 1) || out[i] != std::max(x, y) || std::min(x, y) < 1)
+      return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::unique_ptr<XnnEltwise> XnnEltwise::Make(const graph::Graph& g, const graph::Node& op) {
   if (!op.is_op() || !(op.domain.empty() || op.domain == "ai.onnx") || op.outputs.size() != 1 ||
-      !Fp32(g, op.outputs[0]))
+      !Fp32(g, op.outputs[0]) || g.tensor(op.outputs[0]).NumElements() <= 0)
     return nullptr;
   const float lo = -INFINITY, hi = INFINITY;
   xnn_operator_t made = nullptr;
@@ -47,7 +62,10 @@ std::unique_ptr<XnnEltwise> XnnEltwise::Make(const graph::Graph& g, const graph:
     status = xnn_create_sigmoid_nc_f32(c, c, c, 0, &made);
   } else if ((t == "Add" || t == "Sub" || t == "Mul" || t == "Div") && op.inputs.size() == 2 &&
              Fp32(g, op.inputs[0]) && Fp32(g, op.inputs[1])) {
-    if (!Initialised()) return nullptr;
+    if (!BroadcastsTo(g.tensor(op.inputs[0]).shape, g.tensor(op.inputs[1]).shape,
+                      g.tensor(op.outputs[0]).shape) ||
+        !Initialised())
+      return nullptr;
     if (t == "Add") {
       kind = Kind::kAdd;
       status = xnn_create_add_nd_f32(lo, hi, 0, &made);
