@@ -574,22 +574,38 @@ int Executor::InPlace(RunState& s, int device, NodeId op, const std::vector<uint
              : -1;
 }
 
+uint32_t Executor::StreamOfOp(NodeId op) const {
+  const uint32_t task = tasks_.op_task[op.value()];
+  return task == plan::kNoTask ? 0 : tasks_.tasks[task].stream;
+}
+
+sim::SimEvent Executor::OpStarts(RunState& s, uint32_t stream, int device, NodeId op,
+                                 bool dha) const {
+  sim::SimEvent ev;
+  if (!options_.record_events) return ev;
+  ev.kind = sim::SimEvent::Kind::kOpStart;
+  ev.time = s.Now();
+  ev.op = op;
+  ev.device = DeviceId(device);
+  ev.dha = dha;
+  ev.track = (*track_names_)[stream];
+  s.progress[stream].events.push_back(ev);
+  return ev;
+}
+
+void Executor::OpFinishes(RunState& s, uint32_t stream, sim::SimEvent ev) const {
+  if (!options_.record_events) return;
+  ev.kind = sim::SimEvent::Kind::kOpFinish;
+  ev.time = s.Now();
+  s.progress[stream].events.push_back(std::move(ev));
+}
+
 Status Executor::RunKeptConstant(RunState& s, int device, NodeId op) {
   const graph::Node& node = graph_->node(op);
   const TensorId t = node.outputs[0];
   const graph::Tensor& tensor = graph_->tensor(t);
-  const uint32_t stream = tasks_.op_task[op.value()] == plan::kNoTask
-                              ? 0
-                              : tasks_.tasks[tasks_.op_task[op.value()]].stream;
-  sim::SimEvent ev;
-  if (options_.record_events) {
-    ev.kind = sim::SimEvent::Kind::kOpStart;
-    ev.time = s.Now();
-    ev.op = op;
-    ev.device = DeviceId(device);
-    ev.track = (*track_names_)[stream];
-    s.progress[stream].events.push_back(ev);
-  }
+  const uint32_t stream = StreamOfOp(op);
+  sim::SimEvent ev = OpStarts(s, stream, device, op, false);
   KeptConstant& c = kept_constants_[op.value()];
   if (!c.made || c.device != device) {
     if (c.made) backend_->Free(c.device, c.value);
@@ -613,11 +629,7 @@ Status Executor::RunKeptConstant(RunState& s, int device, NodeId op) {
   const size_t k = s.Slot(t, device);
   s.slots[k] = c.value;
   s.borrowed[k] = 1;
-  if (options_.record_events) {
-    ev.kind = sim::SimEvent::Kind::kOpFinish;
-    ev.time = s.Now();
-    s.progress[stream].events.push_back(ev);
-  }
+  OpFinishes(s, stream, ev);
   ++s.progress[stream].ops;
   if (s.refs[k].load() == 0) FreeSlot(s, device, k);
   return Status::Ok();
@@ -690,19 +702,8 @@ Status Executor::RunOp(RunState& s, int device, NodeId op) {
     s.slots[s.Slot(t, device)] = *buffer;
     out[i] = TensorRef{tensor.dtype, &tensor.shape, buffer->ptr};
   }
-  const uint32_t stream = tasks_.op_task[op.value()] == plan::kNoTask
-                              ? 0
-                              : tasks_.tasks[tasks_.op_task[op.value()]].stream;
-  sim::SimEvent ev;
-  if (options_.record_events) {
-    ev.kind = sim::SimEvent::Kind::kOpStart;
-    ev.time = s.Now();
-    ev.op = op;
-    ev.device = DeviceId(device);
-    ev.dha = dha;
-    ev.track = (*track_names_)[stream];
-    s.progress[stream].events.push_back(ev);
-  }
+  const uint32_t stream = StreamOfOp(op);
+  sim::SimEvent ev = OpStarts(s, stream, device, op, dha);
   Status st = backend_->Launch(device, node, in, out);
   if (!st.ok()) {
     const std::string& m = st.message();
@@ -712,11 +713,7 @@ Status Executor::RunOp(RunState& s, int device, NodeId op) {
                                 cluster_->device(DeviceId(device)).name + "'");
   }
   HX_RETURN_IF_ERROR(backend_->WaitEvent(backend_->RecordEvent(device)));
-  if (options_.record_events) {
-    ev.kind = sim::SimEvent::Kind::kOpFinish;
-    ev.time = s.Now();
-    s.progress[stream].events.push_back(ev);
-  }
+  OpFinishes(s, stream, ev);
   ++s.progress[stream].ops;
   // Release what this op read, and outputs nobody reads here.
   auto release = [&](TensorId t) {

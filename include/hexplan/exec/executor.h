@@ -140,6 +140,11 @@ class Executor {
   // device; later runs point its output's slot at that buffer, as ONNX Runtime folds Constants
   // at load (152 of the 1,449 ops of an unrolled LSTM).
   Status RunKeptConstant(RunState& state, int device, NodeId op);
+  // The stream whose thread runs `op` (0 for an op outside the plan's tasks), and the op's start
+  // and finish events on it (recorded when ExecOptions::record_events).
+  uint32_t StreamOfOp(NodeId op) const;
+  sim::SimEvent OpStarts(RunState& state, uint32_t stream, int device, NodeId op, bool dha) const;
+  void OpFinishes(RunState& state, uint32_t stream, sim::SimEvent event) const;
   // The input whose buffer `node` writes over (DeviceBackend::RunsInPlace and InPlaceInput, and
   // it is that buffer's last reader on `device`), or -1.
   int InPlace(RunState& state, int device, NodeId op, const std::vector<uint8_t>& from_host);

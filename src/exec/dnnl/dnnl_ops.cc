@@ -343,6 +343,17 @@ bool AlreadyApplied(NodeState& s, const graph::Node& op, const std::vector<Tenso
 
 }  // namespace
 
+// A prepared node's state: what identifies it (Matches), before any choice of kernel.
+std::unique_ptr<NodeState> NewNodeState(const graph::Graph& g, const graph::Node& op) {
+  auto s = std::make_unique<NodeState>();
+  s->graph = &g;
+  s->node = &op;
+  s->op_type = op.op_type;
+  s->x = g.tensor(op.inputs[0]).shape;
+  s->y = g.tensor(op.outputs[0]).shape;
+  return s;
+}
+
 struct DnnlOps::Impl {
   std::unordered_map<const graph::Node*, std::unique_ptr<NodeState>> nodes;
   // The last prepared graph's states by node index (its nodes are one array): Run's lookup
@@ -350,6 +361,39 @@ struct DnnlOps::Impl {
   const graph::Node* first = nullptr;
   std::vector<NodeState*> by_index;
   int xnnpack_nodes = 0;  // of the last prepared graph
+
+  // Gives XNNPACK the small elementwise ops it takes (xnn_eltwise.h) in the plain layout and fused
+  // with nothing, after FuseActivations and FuseAdds; returns how many.
+  int TakeXnnpackOps(const graph::Graph& graph, const std::vector<bool>& blocked) {
+    xnnpack_nodes = 0;
+    for (NodeId id : graph.Ops()) {
+      NodeState* s = by_index[id.value()];
+      if (s != nullptr &&
+          (s->absorbed_by != nullptr || s->add_conv != nullptr || s->add_other.valid()))
+        continue;
+      const graph::Node& op = graph.node(id);
+      // XNNPACK reads a little past its inputs' ends: only buffers the backend allocates, with
+      // slack (ops' outputs), not weights or graph inputs read in place from host memory.
+      bool plain = true;
+      for (TensorId t : op.inputs)
+        plain = plain && t.valid() && graph.node(graph.tensor(t).producer).is_op();
+      for (TensorId t : op.inputs) plain = plain && !(t.valid() && blocked[t.value()]);
+      for (TensorId t : op.outputs) plain = plain && !(t.valid() && blocked[t.value()]);
+      std::unique_ptr<xnn_impl::XnnEltwise> xnn =
+          plain ? xnn_impl::XnnEltwise::Make(graph, op) : nullptr;
+      if (xnn == nullptr) continue;
+      if (s == nullptr) {  // one oneDNN refuses (a Sub or Div whose first input broadcasts)
+        std::unique_ptr<NodeState> made = NewNodeState(graph, op);
+        made->one_thread = true;
+        s = made.get();
+        by_index[id.value()] = s;
+        nodes[&op] = std::move(made);
+      }
+      s->xnn = std::move(xnn);
+      ++xnnpack_nodes;
+    }
+    return xnnpack_nodes;
+  }
 
   NodeState* Find(const graph::Node& op) const {
     const std::ptrdiff_t i = &op - first;
@@ -386,12 +430,7 @@ void DnnlOps::Prepare(const graph::Graph& graph) {
   for (NodeId id : graph.Ops()) {
     if (!handled[id.value()]) continue;
     const graph::Node& op = graph.node(id);
-    auto s = std::make_unique<NodeState>();
-    s->graph = &graph;
-    s->node = &op;
-    s->op_type = op.op_type;
-    s->x = graph.tensor(op.inputs[0]).shape;
-    s->y = graph.tensor(op.outputs[0]).shape;
+    std::unique_ptr<NodeState> s = NewNodeState(graph, op);
     s->layouts.blocked = impl_->preferred.tag;
     s->one_thread = IsEltwise(op.op_type) || IsBinary(op.op_type) || IsSmall(graph, op);
     s->measured_team = !s->one_thread;
@@ -413,39 +452,7 @@ void DnnlOps::Prepare(const graph::Graph& graph) {
   }
   FuseActivations(graph, impl_->nodes);
   const int fused_adds = FuseAdds(graph, impl_->nodes);
-  int& on_xnnpack = impl_->xnnpack_nodes;
-  on_xnnpack = 0;
-  for (NodeId id : graph.Ops()) {
-    NodeState* s = impl_->by_index[id.value()];
-    if (s != nullptr &&
-        (s->absorbed_by != nullptr || s->add_conv != nullptr || s->add_other.valid()))
-      continue;
-    const graph::Node& op = graph.node(id);
-    // XNNPACK reads a little past its inputs' ends: only buffers the backend allocates, with
-    // slack (ops' outputs), not weights or graph inputs read in place from host memory.
-    bool plain = true;
-    for (TensorId t : op.inputs)
-      plain = plain && t.valid() && graph.node(graph.tensor(t).producer).is_op();
-    for (TensorId t : op.inputs) plain = plain && !(t.valid() && blocked[t.value()]);
-    for (TensorId t : op.outputs) plain = plain && !(t.valid() && blocked[t.value()]);
-    std::unique_ptr<xnn_impl::XnnEltwise> xnn =
-        plain ? xnn_impl::XnnEltwise::Make(graph, op) : nullptr;
-    if (xnn == nullptr) continue;
-    if (s == nullptr) {  // one oneDNN refuses (a Sub or Div whose first input broadcasts)
-      auto made = std::make_unique<NodeState>();
-      made->graph = &graph;
-      made->node = &op;
-      made->op_type = op.op_type;
-      made->x = graph.tensor(op.inputs[0]).shape;
-      made->y = graph.tensor(op.outputs[0]).shape;
-      made->one_thread = true;
-      s = made.get();
-      impl_->by_index[id.value()] = s;
-      impl_->nodes[&op] = std::move(made);
-    }
-    s->xnn = std::move(xnn);
-    ++on_xnnpack;
-  }
+  const int on_xnnpack = impl_->TakeXnnpackOps(graph, blocked);
   if (std::getenv("HX_DNNL_DEBUG") != nullptr)
     std::fprintf(stderr,
                  "dnnl: %zu nodes, %d blocked tensors, %d Adds fused into Convs, %d on XNNPACK\n",
