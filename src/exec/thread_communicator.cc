@@ -6,9 +6,10 @@
 
 namespace hx::exec {
 
-namespace {
-
+// Outside the anonymous namespace: ThreadWorld::Collective (a class with linkage) holds one.
 enum class ThreadCollectiveKind { kAllReduceSum, kAllGather, kReduceScatterSum, kBarrier };
+
+namespace {
 
 const char* ThreadCollectiveName(ThreadCollectiveKind kind) {
   switch (kind) {

@@ -111,8 +111,11 @@ bool Current(const NodePrimitive& p, const graph::Node& op, const std::vector<Te
   return lo == p.alpha && hi == p.beta;
 }
 
-// A node Prepare accepted. Its primitive is made on the thread that first runs it, for that
-// thread's OpenMP team, and made again if a thread with another team size runs it.
+}  // namespace
+
+// Named, not anonymous: DnnlOps::Impl (a class with linkage) holds them.
+namespace dnnl_state {
+
 // The nodes of one prepared graph that read the same constant weight (an unrolled LSTM's 24 steps
 // of a layer read its two matrices): the first primitive packed into a layout is the one the
 // others with that layout read (their weights_from), so the packed copy is made and cached once.
@@ -121,6 +124,8 @@ struct SharedWeights {
   std::vector<std::shared_ptr<NodePrimitive>> packed;  // one per packed layout
 };
 
+// A node Prepare accepted. Its primitive is made on the thread that first runs it, for that
+// thread's OpenMP team, and made again if a thread with another team size runs it.
 struct NodeState {
   const graph::Graph* graph = nullptr;
   const graph::Node* node = nullptr;
@@ -157,6 +162,13 @@ struct NodeState {
   // (xnn_eltwise.h: a third of oneDNN's cost per call).
   std::unique_ptr<xnn_impl::XnnEltwise> xnn;
 };
+
+}  // namespace dnnl_state
+
+using dnnl_state::NodeState;
+using dnnl_state::SharedWeights;
+
+namespace {
 
 bool Matches(NodeState& s, const graph::Node& op, const std::vector<TensorRef>& in,
              const std::vector<TensorRef>& out) {

@@ -95,7 +95,6 @@ dnnl::memory Weights(NodePrimitive& p, const TensorRef& w, dnnl::stream& s, Memo
 Status RunNode(NodePrimitive& p, const std::vector<TensorRef>& in,
                const std::vector<TensorRef>& out) {
   try {
-    const dnnl::engine& eng = Engine();
     dnnl::stream& s = ThreadStream();
     Scratch& scratch = ThreadScratch();
     void* const pad = scratch.Get(3, p.scratchpad_bytes);

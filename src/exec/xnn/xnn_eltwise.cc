@@ -45,54 +45,53 @@ bool BroadcastsTo(const graph::Shape& a, const graph::Shape& b, const graph::Sha
 
 }  // namespace
 
+int XnnEltwise::Create(Kind kind, size_t channels, xnn_operator_t* made) {
+  const float lo = -INFINITY, hi = INFINITY;
+  switch (kind) {
+    case Kind::kSigmoid:
+      return xnn_create_sigmoid_nc_f32(channels, channels, channels, 0, made);
+    case Kind::kAdd:
+      return xnn_create_add_nd_f32(lo, hi, 0, made);
+    case Kind::kSub:
+      return xnn_create_subtract_nd_f32(lo, hi, 0, made);
+    case Kind::kMul:
+      return xnn_create_multiply_nd_f32(lo, hi, 0, made);
+    default:
+      return xnn_create_divide_nd_f32(lo, hi, 0, made);
+  }
+}
+
 std::unique_ptr<XnnEltwise> XnnEltwise::Make(const graph::Graph& g, const graph::Node& op) {
   if (!op.is_op() || !(op.domain.empty() || op.domain == "ai.onnx") || op.outputs.size() != 1 ||
       !Fp32(g, op.outputs[0]) || g.tensor(op.outputs[0]).NumElements() <= 0)
     return nullptr;
-  const float lo = -INFINITY, hi = INFINITY;
-  xnn_operator_t made = nullptr;
-  xnn_status status = xnn_status_unsupported_parameter;
-  Kind kind;
   const std::string& t = op.op_type;
+  Kind kind;
+  size_t channels = 0;
   if (t == "Sigmoid" && op.inputs.size() == 1 && Fp32(g, op.inputs[0])) {
-    const int64_t n = graph::NumElements(g.tensor(op.inputs[0]).shape);
-    if (n <= 0 || !Initialised()) return nullptr;
     kind = Kind::kSigmoid;
-    const size_t c = static_cast<size_t>(n);
-    status = xnn_create_sigmoid_nc_f32(c, c, c, 0, &made);
+    channels = static_cast<size_t>(g.tensor(op.inputs[0]).NumElements());
   } else if ((t == "Add" || t == "Sub" || t == "Mul" || t == "Div") && op.inputs.size() == 2 &&
-             Fp32(g, op.inputs[0]) && Fp32(g, op.inputs[1])) {
-    if (!BroadcastsTo(g.tensor(op.inputs[0]).shape, g.tensor(op.inputs[1]).shape,
-                      g.tensor(op.outputs[0]).shape) ||
-        !Initialised())
-      return nullptr;
-    if (t == "Add") {
-      kind = Kind::kAdd;
-      status = xnn_create_add_nd_f32(lo, hi, 0, &made);
-    } else if (t == "Sub") {
-      kind = Kind::kSub;
-      status = xnn_create_subtract_nd_f32(lo, hi, 0, &made);
-    } else if (t == "Mul") {
-      kind = Kind::kMul;
-      status = xnn_create_multiply_nd_f32(lo, hi, 0, &made);
-    } else {
-      kind = Kind::kDiv;
-      status = xnn_create_divide_nd_f32(lo, hi, 0, &made);
-    }
+             Fp32(g, op.inputs[0]) && Fp32(g, op.inputs[1]) &&
+             BroadcastsTo(g.tensor(op.inputs[0]).shape, g.tensor(op.inputs[1]).shape,
+                          g.tensor(op.outputs[0]).shape)) {
+    kind = t == "Add" ? Kind::kAdd : t == "Sub" ? Kind::kSub : t == "Mul" ? Kind::kMul : Kind::kDiv;
   } else {
     return nullptr;
   }
-  if (status != xnn_status_success || made == nullptr) return nullptr;
-  return std::unique_ptr<XnnEltwise>(new XnnEltwise(kind, made));
+  xnn_operator_t made = nullptr;
+  if (!Initialised() || Create(kind, channels, &made) != xnn_status_success || made == nullptr)
+    return nullptr;
+  return std::unique_ptr<XnnEltwise>(new XnnEltwise(kind, channels, made));
 }
 
 XnnEltwise::~XnnEltwise() { xnn_delete_operator(op_); }
 
-Status XnnEltwise::Run(const graph::Node& op, const std::vector<TensorRef>& in,
-                       const std::vector<TensorRef>& out) {
+int XnnEltwise::SetupAndRun(xnn_operator_t x_op, const std::vector<TensorRef>& in,
+                            const std::vector<TensorRef>& out) const {
   xnn_status status;
   if (kind_ == Kind::kSigmoid) {
-    status = xnn_setup_sigmoid_nc_f32(op_, 1, in[0].as<float>(), out[0].as<float>(), nullptr);
+    status = xnn_setup_sigmoid_nc_f32(x_op, 1, in[0].as<float>(), out[0].as<float>(), nullptr);
   } else {
     std::array<size_t, XNN_MAX_TENSOR_DIMS> a{}, b{};
     const size_t na = Dims(*in[0].shape, a), nb = Dims(*in[1].shape, b);
@@ -101,23 +100,39 @@ Status XnnEltwise::Run(const graph::Node& op, const std::vector<TensorRef>& in,
     float* z = out[0].as<float>();
     switch (kind_) {
       case Kind::kAdd:
-        status = xnn_setup_add_nd_f32(op_, na, a.data(), nb, b.data(), x, y, z, nullptr);
+        status = xnn_setup_add_nd_f32(x_op, na, a.data(), nb, b.data(), x, y, z, nullptr);
         break;
       case Kind::kSub:
-        status = xnn_setup_subtract_nd_f32(op_, na, a.data(), nb, b.data(), x, y, z, nullptr);
+        status = xnn_setup_subtract_nd_f32(x_op, na, a.data(), nb, b.data(), x, y, z, nullptr);
         break;
       case Kind::kMul:
-        status = xnn_setup_multiply_nd_f32(op_, na, a.data(), nb, b.data(), x, y, z, nullptr);
+        status = xnn_setup_multiply_nd_f32(x_op, na, a.data(), nb, b.data(), x, y, z, nullptr);
         break;
       default:
-        status = xnn_setup_divide_nd_f32(op_, na, a.data(), nb, b.data(), x, y, z, nullptr);
+        status = xnn_setup_divide_nd_f32(x_op, na, a.data(), nb, b.data(), x, y, z, nullptr);
         break;
     }
   }
-  if (status == xnn_status_success) status = xnn_run_operator(op_, nullptr);
+  return status == xnn_status_success ? xnn_run_operator(x_op, nullptr) : status;
+}
+
+Status XnnEltwise::Run(const graph::Node& op, const std::vector<TensorRef>& in,
+                       const std::vector<TensorRef>& out) {
+  int status;
+  if (!busy_.exchange(true, std::memory_order_acquire)) {
+    status = SetupAndRun(op_, in, out);
+    busy_.store(false, std::memory_order_release);
+  } else {
+    // The node runs on another thread right now (the profiler times a node on two threads at
+    // once): an operator holds its last setup, so this call makes its own.
+    xnn_operator_t own = nullptr;
+    status = Create(kind_, channels_, &own);
+    if (status == xnn_status_success) status = SetupAndRun(own, in, out);
+    if (own != nullptr) xnn_delete_operator(own);
+  }
   if (status != xnn_status_success)
     return Internal(op.op_type + " '" + op.name + "': XNNPACK failed (status " +
-                    std::to_string(static_cast<int>(status)) + ")");
+                    std::to_string(status) + ")");
   return Status::Ok();
 }
 
