@@ -85,7 +85,10 @@ std::unique_ptr<XnnEltwise> XnnEltwise::Make(const graph::Graph& g, const graph:
   return std::unique_ptr<XnnEltwise>(new XnnEltwise(kind, channels, made));
 }
 
-XnnEltwise::~XnnEltwise() { xnn_delete_operator(op_); }
+XnnEltwise::~XnnEltwise() {
+  for (xnn_operator_t x_op : ops_)
+    if (x_op != nullptr) xnn_delete_operator(x_op);
+}
 
 int XnnEltwise::SetupAndRun(xnn_operator_t x_op, const std::vector<TensorRef>& in,
                             const std::vector<TensorRef>& out) const {
@@ -118,13 +121,19 @@ int XnnEltwise::SetupAndRun(xnn_operator_t x_op, const std::vector<TensorRef>& i
 
 Status XnnEltwise::Run(const graph::Node& op, const std::vector<TensorRef>& in,
                        const std::vector<TensorRef>& out) {
-  int status;
-  if (!busy_.exchange(true, std::memory_order_acquire)) {
-    status = SetupAndRun(op_, in, out);
-    busy_.store(false, std::memory_order_release);
-  } else {
-    // The node runs on another thread right now (the profiler times a node on two threads at
-    // once): an operator holds its last setup, so this call makes its own.
+  int status = xnn_status_invalid_state;
+  // The first operator no other thread is running (the profiler times a node on two threads at
+  // once, and an operator holds the pointers of its last setup); the spare ones are made on first
+  // use, and a call that finds every one busy makes its own for the call.
+  bool ran = false;
+  for (size_t k = 0; k < kOperators && !ran; ++k) {
+    if (busy_[k].exchange(true, std::memory_order_acquire)) continue;
+    status = ops_[k] != nullptr ? xnn_status_success : Create(kind_, channels_, &ops_[k]);
+    if (status == xnn_status_success) status = SetupAndRun(ops_[k], in, out);
+    busy_[k].store(false, std::memory_order_release);
+    ran = true;
+  }
+  if (!ran) {
     xnn_operator_t own = nullptr;
     status = Create(kind_, channels_, &own);
     if (status == xnn_status_success) status = SetupAndRun(own, in, out);

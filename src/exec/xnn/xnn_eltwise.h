@@ -8,6 +8,7 @@
 // and 200 ns for Sigmoid (a loop of the adds alone takes 40 ns). An unrolled LSTM runs 768 of
 // these per inference. Tanh has no fp32 operator in Debian's XNNPACK (2022): oneDNN keeps it.
 
+#include <array>
 #include <atomic>
 #include <memory>
 #include <vector>
@@ -21,8 +22,7 @@ struct xnn_operator;
 namespace hx::exec::xnn_impl {
 
 // One node's XNNPACK operator, made once (Make) and run on the calling thread (no thread pool).
-// Safe from several threads at once: a call that finds the node's operator in use by another
-// thread makes one of its own for that call.
+// Safe from several threads at once: each call runs an operator no other thread is running.
 class XnnEltwise {
  public:
   // The operator for `op` when XNNPACK takes it (its type, fp32 inputs and output, ranks up to
@@ -38,16 +38,20 @@ class XnnEltwise {
 
  private:
   enum class Kind { kSigmoid, kAdd, kSub, kMul, kDiv };
-  XnnEltwise(Kind kind, size_t channels, xnn_operator* op)
-      : kind_(kind), channels_(channels), op_(op) {}
+  XnnEltwise(Kind kind, size_t channels, xnn_operator* op) : kind_(kind), channels_(channels) {
+    ops_[0] = op;
+  }
   // An operator of `kind` (`channels`: Sigmoid's element count); XNNPACK's status, as an int.
   static int Create(Kind kind, size_t channels, xnn_operator** made);
   int SetupAndRun(xnn_operator* x_op, const std::vector<TensorRef>& in,
                   const std::vector<TensorRef>& out) const;
   Kind kind_;
   size_t channels_;
-  xnn_operator* op_;
-  std::atomic<bool> busy_{false};  // op_ is set up and running on some thread
+  // Operators for calls at once: the first made by Make, the others on first use; busy_[k]: a
+  // thread is setting up and running ops_[k] (and, when null, making it).
+  static constexpr size_t kOperators = 4;
+  std::array<xnn_operator*, kOperators> ops_{};
+  std::array<std::atomic<bool>, kOperators> busy_{};
 };
 
 }  // namespace hx::exec::xnn_impl
