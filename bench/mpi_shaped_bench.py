@@ -178,7 +178,7 @@ def pipeline(bench, fit):
     errors = []
     for k in range(bench.args.launches):
         r = bench.mpi(2, "run", *PIPE_MODEL, "--plan", plan, "--random-input", "--warmup", "3",
-                      "--repeat", "10", "--profile", ops, "--json")
+                      "--repeat", "10", "--profile", ops, "--json", *bench.args.run_args.split())
         out = json.loads(r.stdout)
         errors.append(out["simulated_error"])
         print("launch %d: measured median %.2f ms, simulated %.2f ms (%+.1f%%)" %
@@ -227,6 +227,8 @@ def main():
     ap.add_argument("--gap-us", type=int, default=5000)
     ap.add_argument("--skip", default="", help="comma list of: pipeline, tp")
     ap.add_argument("--only-fit", action="store_true")
+    ap.add_argument("--run-args", default="",
+                    help="more arguments for the pipeline plan's `hexplan run` (e.g. --spin-us 0)")
     ap.add_argument("--fits", nargs=2, metavar=("NET1", "NET2"),
                     help="reuse an earlier bench's net1.json and net2.json (no network runs)")
     args = ap.parse_args()

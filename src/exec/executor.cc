@@ -741,12 +741,19 @@ size_t Executor::num_threads() const {
   return static_cast<size_t>(std::count(inline_stream_.begin(), inline_stream_.end(), 0));
 }
 
+bool Executor::SpinsFor(int device) const {
+  if (receive_stream_ == plan::kNoTask || cluster_->device(DeviceId(device)).spec.cores > 1)
+    return true;
+  const std::vector<int>& near = stream_destinations_[receive_stream_];
+  return std::find(near.begin(), near.end(), device) == near.end();
+}
+
 Status Executor::RunComputeStream(RunState& s, uint32_t stream) {
   const plan::Stream& st = tasks_.streams[stream];
   const int device = static_cast<int>(st.device.value());
   HX_RETURN_IF_ERROR(backend_->BindThread(device));
   const auto spin = std::chrono::duration_cast<Clock::duration>(
-      std::chrono::duration<double, std::micro>(options_.spin_us));
+      std::chrono::duration<double, std::micro>(SpinsFor(device) ? options_.spin_us : 0.0));
   if (!s.WaitGo(stream)) return Status::Ok();
   for (uint32_t task : st.tasks) {
     const plan::Task& t = tasks_.tasks[task];
