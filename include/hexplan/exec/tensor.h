@@ -18,7 +18,7 @@ struct HostTensor {
   std::vector<uint8_t> bytes;  // NumElements(shape) * DTypeSize(dtype), little-endian
 
   HostTensor() = default;
-  HostTensor(graph::DType dtype, graph::Shape shape);  // zero-filled
+  HostTensor(graph::DType dtype, graph::Shape shape);  // zero-filled, 64 bytes of capacity spare
   int64_t NumElements() const { return graph::NumElements(shape); }
   template <typename T>
   T* data() {
