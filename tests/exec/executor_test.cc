@@ -177,6 +177,16 @@ TEST(ExecutorTest, DhaWeightsAreReadFromHostMemory) {
 
 // One executor runs many times: its run state (slots, reference counts, marks, events) is reset
 // between runs, so a run's outputs and events depend only on its own inputs.
+// Adds op `type` named `name` with one fp32 output `name.out` of `shape`; returns the output.
+TensorId F32Op(graph::Graph& g, const std::string& type, const std::string& name,
+               std::vector<TensorId> inputs, graph::Shape shape, graph::Attributes attrs = {}) {
+  return g
+      .node(g.AddOpWithOutputs(type, name, std::move(inputs),
+                               {{name + ".out", graph::DType::kF32, std::move(shape)}},
+                               std::move(attrs)))
+      .outputs[0];
+}
+
 TEST(ExecutorTest, RepeatedRunsOfOneExecutorAreIndependent) {
   Case c = MakeCase(hx::testing::MakeChain(6, 32, 4));
   std::map<std::string, HostTensor> other = RandomInputs(c.graph, 99);
@@ -229,15 +239,9 @@ TEST(ExecutorTest, RepeatedRunsOfOneExecutorAreIndependent) {
 TEST(ExecutorTest, AnInputReadTwiceIsReleasedOnce) {
   graph::Graph g("square");
   TensorId x = g.node(g.AddInput("x", graph::DType::kF32, {16})).outputs[0];
-  TensorId sq =
-      g.node(g.AddOpWithOutputs("Mul", "sq", {x, x}, {{"sq.out", graph::DType::kF32, {16}}}))
-          .outputs[0];
-  TensorId again = g.node(g.AddOpWithOutputs("Mul", "again", {sq, sq},
-                                             {{"again.out", graph::DType::kF32, {16}}}))
-                       .outputs[0];
-  TensorId sum =
-      g.node(g.AddOpWithOutputs("Add", "sum", {again, sq}, {{"sum.out", graph::DType::kF32, {16}}}))
-          .outputs[0];
+  TensorId sq = F32Op(g, "Mul", "sq", {x, x}, {16});
+  TensorId again = F32Op(g, "Mul", "again", {sq, sq}, {16});
+  TensorId sum = F32Op(g, "Add", "sum", {again, sq}, {16});
   g.AddOutput(sum);
   Case c = MakeCase(std::move(g));
   hw::Cluster cluster = CpuCluster(1);
@@ -264,15 +268,9 @@ TEST(ExecutorTest, ConstantsAreMadeOnceAndKeptAcrossRuns) {
   TensorId x = g.node(g.AddInput("x", graph::DType::kF32, {16})).outputs[0];
   graph::Attributes value;
   value.Set("value_floats", std::vector<double>(16, 0.25));
-  TensorId c =
-      g.node(g.AddOpWithOutputs("Constant", "c", {}, {{"c.out", graph::DType::kF32, {16}}}, value))
-          .outputs[0];
-  TensorId view =
-      g.node(g.AddOpWithOutputs("Identity", "view", {c}, {{"view.out", graph::DType::kF32, {16}}}))
-          .outputs[0];
-  g.AddOutput(
-      g.node(g.AddOpWithOutputs("Add", "sum", {view, x}, {{"sum.out", graph::DType::kF32, {16}}}))
-          .outputs[0]);
+  TensorId c = F32Op(g, "Constant", "c", {}, {16}, value);
+  TensorId view = F32Op(g, "Identity", "view", {c}, {16});
+  g.AddOutput(F32Op(g, "Add", "sum", {view, x}, {16}));
   Case c0 = MakeCase(std::move(g));
   hw::Cluster cluster = CpuCluster(1);
   auto backend = CpuBackend::Create(cluster);

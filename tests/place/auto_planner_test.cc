@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <memory>
 
 #include "hexplan/cost/cost_model.h"
 #include "hexplan/graph/zoo.h"
@@ -125,25 +126,33 @@ TEST(AutoPlanner, SortingHatFirstWhenThePlanIsLoadBound) {
   EXPECT_EQ(AutoExactOrder({"getf"}, "deepplan", false), (std::vector<std::string>{"getf"}));
 }
 
-// Chrion's LSTM at 4 layers, sequence 16, batch 8 (the two tests below run it on chrion-1080ti).
-StatusOr<graph::Graph> FourLayerLstm() {
-  graph::ZooOptions zoo;
-  zoo.lstm_layers = 4;
-  zoo.seq = 16;
-  zoo.batch = 8;
-  return graph::BuildZooModel("lstm", zoo);
-}
+// Chrion's LSTM at 4 layers, sequence 16, batch 8, on chrion-1080ti, and a request for it (the
+// two tests below).
+class AutoPlannerOnLstm : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto cluster = hw::LoadCluster("chrion-1080ti");
+    ASSERT_TRUE(cluster.ok());
+    cluster_ = std::make_unique<hw::Cluster>(std::move(*cluster));
+    graph::ZooOptions zoo;
+    zoo.lstm_layers = 4;
+    zoo.seq = 16;
+    zoo.batch = 8;
+    auto g = graph::BuildZooModel("lstm", zoo);
+    ASSERT_TRUE(g.ok());
+    graph_ = std::make_unique<graph::Graph>(std::move(*g));
+    cost_ = std::make_unique<cost::CostModel>(*graph_, *cluster_);
+    r.cost = cost_.get();
+  }
+  std::unique_ptr<hw::Cluster> cluster_;
+  std::unique_ptr<graph::Graph> graph_;
+  std::unique_ptr<cost::CostModel> cost_;
+  PlanRequest r;
+};
 
 // On Chrion's LSTM (4 layers here), whose critical path is small ops and activations, SortingHat
 // does not run before pipeline, the usual winner there.
-TEST(AutoPlanner, AStackedLstmIsNotLoadBound) {
-  auto cluster = hw::LoadCluster("chrion-1080ti");
-  ASSERT_TRUE(cluster.ok());
-  auto g = FourLayerLstm();
-  ASSERT_TRUE(g.ok());
-  cost::CostModel cost(*g, *cluster);
-  PlanRequest r;
-  r.cost = &cost;
+TEST_F(AutoPlannerOnLstm, AStackedLstmIsNotLoadBound) {
   for (const char* algo : {"heft", "pipeline"}) {
     auto out = RunPlanner(algo, r);
     ASSERT_TRUE(out.ok()) << algo << ": " << out.status().ToString();
@@ -154,14 +163,7 @@ TEST(AutoPlanner, AStackedLstmIsNotLoadBound) {
 // An exact planner that `auto` runs starts from the plans its members made (known_plans) and
 // never returns a slower one: on a 4-layer LSTM on chrion-1080ti pipeline's plan (1.87 ms) beats
 // MOIRAI's and GETF's at 0.5 s (1.93 and 2.18 ms), and no baseline of theirs finds it.
-TEST(AutoPlanner, ExactMembersStartFromTheKnownPlans) {
-  auto cluster = hw::LoadCluster("chrion-1080ti");
-  ASSERT_TRUE(cluster.ok());
-  auto g = FourLayerLstm();
-  ASSERT_TRUE(g.ok());
-  cost::CostModel cost(*g, *cluster);
-  PlanRequest r;
-  r.cost = &cost;
+TEST_F(AutoPlannerOnLstm, ExactMembersStartFromTheKnownPlans) {
   r.options.time_limit_s = 0.5;
   r.options.coarsen = Coarsening::kNone;  // MOIRAI's GCOF graph is not the plans' graph
   auto pipeline = RunPlanner("pipeline", r);

@@ -388,8 +388,8 @@ struct DnnlOps::Impl {
       // slack (ops' outputs), not weights or graph inputs read in place from host memory.
       bool plain = true;
       for (TensorId t : op.inputs)
-        plain = plain && t.valid() && graph.node(graph.tensor(t).producer).is_op();
-      for (TensorId t : op.inputs) plain = plain && !(t.valid() && blocked[t.value()]);
+        plain = plain && t.valid() && graph.node(graph.tensor(t).producer).is_op() &&
+                !blocked[t.value()];
       for (TensorId t : op.outputs) plain = plain && !(t.valid() && blocked[t.value()]);
       std::unique_ptr<xnn_impl::XnnEltwise> xnn =
           plain ? xnn_impl::XnnEltwise::Make(graph, op) : nullptr;
