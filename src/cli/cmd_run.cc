@@ -23,6 +23,7 @@
 #include "hexplan/exec/values.h"
 #include "hexplan/plan/plan_json.h"
 #include "hexplan/plan/plan_match.h"
+#include "hexplan/sim/gathered_makespan.h"
 #include "hexplan/sim/simulator.h"
 #include "hexplan/sim/timeline.h"
 
@@ -205,7 +206,10 @@ int RunRunOnRanks(const RunArgs& args, RunRanks& ranks) {
     cost::CostModel model(graph, cluster, {}, profile.get());
     auto sim = sim::Simulate(p, model);
     if (!sim.ok()) return ReportError(sim.status());
-    simulated_ms = sim->makespan_s * 1e3;
+    // Across ranks the run ends when rank 0 has every output (Executor::GatherOutputs).
+    simulated_ms = (ranks.active() ? sim::GatheredMakespan(*sim, model, ranks.device_rank, 0)
+                                   : sim->makespan_s) *
+                   1e3;
   }
   if (Status s = CommitOutputs(outputs); !s.ok()) return ReportError(s);
 
