@@ -107,6 +107,8 @@ class Plan:
                           ("lstm_io", "--io")):
             if m.get(key):
                 args += [flag, str(m[key])]
+        if m.get("batchnorm"):
+            args += ["--batchnorm", m["batchnorm"]]
         return args
 
     def __repr__(self) -> str:

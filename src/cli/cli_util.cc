@@ -78,6 +78,10 @@ void ModelArgs::AddTo(CLI::App* app, bool positional) {
                   "224; 299 for inception_v3, 1100 for Swin)");
   app->add_option("--layers", lstm_layers, "lstm only: stacked layers (default 12)");
   app->add_option("--io", lstm_io, "lstm only: input and hidden size (default 64)");
+  app->add_option("--batchnorm", batchnorm,
+                  "CNNs only: folded (into the Conv, as torch.onnx.export writes it) or separate "
+                  "(its own op with four tensors, as eager PyTorch and TorchScript run it)")
+      ->default_val("folded");
 }
 
 namespace {
@@ -108,6 +112,9 @@ StatusOr<graph::ZooOptions> ModelArgs::ToZooOptions() const {
   HX_ASSIGN_OR_RETURN(options.lstm_layers,
                       CheckSizeFlag("--layers", lstm_layers, graph::kZooMaxLstmLayers));
   HX_ASSIGN_OR_RETURN(options.lstm_io, CheckSizeFlag("--io", lstm_io, graph::kZooMaxLstmIo));
+  if (batchnorm != "folded" && batchnorm != "separate")
+    return InvalidArgument("--batchnorm: expected folded or separate, got '" + batchnorm + "'");
+  options.separate_batchnorm = batchnorm == "separate";
   options.batch = batch;
   options.seq = seq;
   auto dt = graph::ParseDType(dtype);

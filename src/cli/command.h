@@ -66,6 +66,7 @@ struct ModelArgs {
   int64_t image = kNotGiven;
   int64_t lstm_layers = kNotGiven;
   int64_t lstm_io = kNotGiven;
+  std::string batchnorm = "folded";
 
   // Adds MODEL as a positional argument when `positional`, else as --model.
   void AddTo(CLI::App* app, bool positional = true);

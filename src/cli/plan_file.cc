@@ -33,6 +33,7 @@ std::string OptionsText(const graph::ZooOptions& o) {
   if (o.image_size > 0) text += ", image " + std::to_string(o.image_size);
   if (o.lstm_layers > 0) text += ", layers " + std::to_string(o.lstm_layers);
   if (o.lstm_io > 0) text += ", io " + std::to_string(o.lstm_io);
+  if (o.separate_batchnorm) text += ", batchnorm separate";
   return text;
 }
 

@@ -66,6 +66,10 @@ void WarnIgnoredZooOptions(const ZooModelInfo& info, const ZooOptions& options, 
           std::string(options.lstm_layers > 0 ? "--layers" : "--io") +
               " is ignored: it sizes the zoo's lstm only, not " + info.name);
   }
+  if (options.separate_batchnorm && (info.family != "cnn" || info.name.rfind("vgg", 0) == 0)) {
+    LogTo(logger, LogLevel::kWarning,
+          "--batchnorm separate is ignored: " + info.name + " has no BatchNorm after a Conv");
+  }
 }
 
 // An image size for a model that takes no image is refused, not ignored: the user asked for a
@@ -93,6 +97,10 @@ StatusOr<Graph> LoadModel(const std::string& spec, const ZooOptions& options, Lo
     return BuildZooModel(spec, options);
   }
   const std::string ext = FileExtension(spec);
+  if (options.separate_batchnorm && (ext == "onnx" || ext == "json"))
+    return InvalidArgument("--batchnorm separate: '" + spec +
+                           "' is a model file, whose ops the file fixes; --batchnorm lays out "
+                           "the zoo's CNNs");
   if (ext == "onnx") {
     OnnxReadOptions onnx_options;
     onnx_options.default_batch = options.batch;

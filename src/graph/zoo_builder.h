@@ -25,6 +25,9 @@ class ZooBuilder {
   Graph Finish() { return std::move(graph_); }
   Graph& graph() { return graph_; }
   DType dtype() const { return dtype_; }
+  // CNNs: whether ConvBn keeps a BatchNormalization op (ZooOptions::separate_batchnorm).
+  void set_separate_batchnorm(bool separate) { separate_batchnorm_ = separate; }
+  bool separate_batchnorm() const { return separate_batchnorm_; }
   const Shape& shape(TensorId t) const { return graph_.tensor(t).shape; }
   DType dtype_of(TensorId t) const { return graph_.tensor(t).dtype; }
 
@@ -98,6 +101,7 @@ class ZooBuilder {
   std::string UniqueOpName(const std::string& type);
 
   Graph graph_;
+  bool separate_batchnorm_ = false;
   DType dtype_;
   std::string scope_;
   std::unordered_map<std::string, int> name_counts_;

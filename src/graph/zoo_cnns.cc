@@ -30,19 +30,48 @@ Spec K2(int64_t out, int64_t kh, int64_t kw, int64_t ph, int64_t pw) {
   return s;
 }
 
-// Conv + folded BN (a bias) + optional ReLU.
-TensorId ConvBn(ZooBuilder& b, TensorId x, const std::string& prefix, Spec spec, bool relu = true) {
-  spec.bias = true;
-  TensorId y = b.Conv(x, prefix, spec);
+// Eval-mode BatchNormalization as its own op (ZooOptions::separate_batchnorm): scale, bias,
+// running mean and running variance, one value per channel each. torchvision's epsilon is 1e-5
+// (1e-3 in Inception-v3's BasicConv2d).
+TensorId BatchNorm(ZooBuilder& b, TensorId x, const std::string& prefix, double epsilon) {
+  const int64_t c = b.shape(x)[1];
+  Attributes attrs;
+  attrs.Set("epsilon", epsilon);
+  return b.Op("BatchNormalization",
+              {x, b.Weight(prefix + ".weight", {c}), b.Weight(prefix + ".bias", {c}),
+               b.Weight(prefix + ".running_mean", {c}), b.Weight(prefix + ".running_var", {c})},
+              b.shape(x), std::move(attrs));
+}
+
+// Conv + BN (folded into the Conv's bias, or its own op) + optional ReLU.
+TensorId ConvBn(ZooBuilder& b, TensorId x, const std::string& prefix, Spec spec, bool relu = true,
+                double epsilon = 1e-5) {
+  TensorId y;
+  if (b.separate_batchnorm()) {
+    spec.bias = false;
+    y = BatchNorm(b, b.Conv(x, prefix, spec), prefix + ".bn", epsilon);
+  } else {
+    spec.bias = true;
+    y = b.Conv(x, prefix, spec);
+  }
   return relu ? b.Unary("Relu", y) : y;
+}
+
+// A builder for a torchvision CNN with the options' BatchNorm layout.
+ZooBuilder CnnBuilder(const std::string& name, const ZooOptions& o) {
+  ZooBuilder b(name, o.dtype);
+  b.set_separate_batchnorm(o.separate_batchnorm);
+  return b;
 }
 
 TensorId Relu6(ZooBuilder& b, TensorId x) {
   return b.Op("Clip", {x, b.ConstFloat(0.0), b.ConstFloat(6.0)}, b.shape(x));
 }
 
-// Eval-mode BatchNormalization that cannot be folded: x * scale + shift per channel.
+// Eval-mode BatchNormalization that cannot be folded: x * scale + shift per channel (or the
+// BatchNormalization op itself with ZooOptions::separate_batchnorm).
 TensorId BnAffine(ZooBuilder& b, TensorId x, const std::string& prefix) {
+  if (b.separate_batchnorm()) return BatchNorm(b, x, prefix, 1e-5);
   const int64_t c = b.shape(x)[1];
   TensorId y = b.Binary("Mul", x, b.Weight(prefix + ".weight", {c, 1, 1}));
   return b.Binary("Add", y, b.Weight(prefix + ".bias", {c, 1, 1}));
@@ -55,7 +84,7 @@ TensorId Classifier(ZooBuilder& b, TensorId x, const std::string& prefix) {
 
 // ---- ResNet (torchvision Bottleneck, stride on the 3x3 conv).
 Graph ResNet(const std::string& name, const std::vector<int64_t>& blocks, const ZooOptions& o) {
-  ZooBuilder b(name, o.dtype);
+  ZooBuilder b = CnnBuilder(name, o);
   TensorId x = b.Input("input", o.dtype, {o.batch, 3, o.image_size, o.image_size});
   b.SetScope("conv1");
   x = ConvBn(b, x, "conv1", K(64, 7, 2, 3));
@@ -81,7 +110,7 @@ Graph ResNet(const std::string& name, const std::vector<int64_t>& blocks, const 
 
 // ---- VGG (configuration "D" = 16, "E" = 19), no batch norm.
 Graph Vgg(const std::string& name, const std::vector<int64_t>& cfg, const ZooOptions& o) {
-  ZooBuilder b(name, o.dtype);
+  ZooBuilder b = CnnBuilder(name, o);
   TensorId x = b.Input("input", o.dtype, {o.batch, 3, o.image_size, o.image_size});
   int64_t index = 0;
   for (int64_t c : cfg) {
@@ -112,7 +141,7 @@ Graph Vgg(const std::string& name, const std::vector<int64_t>& cfg, const ZooOpt
 // ---- DenseNet-BC (growth 32, bn_size 4, 64 initial features).
 Graph DenseNet(const std::string& name, const std::vector<int64_t>& blocks, const ZooOptions& o) {
   constexpr int64_t kGrowth = 32, kBnSize = 4;
-  ZooBuilder b(name, o.dtype);
+  ZooBuilder b = CnnBuilder(name, o);
   TensorId x = b.Input("input", o.dtype, {o.batch, 3, o.image_size, o.image_size});
   b.SetScope("features");
   x = ConvBn(b, x, "features.conv0", K(64, 7, 2, 3));  // conv0 + norm0 + relu0
@@ -148,7 +177,7 @@ Graph DenseNet(const std::string& name, const std::vector<int64_t>& blocks, cons
 
 // ---- MobileNetV2 (width 1.0).
 Graph MobileNetV2(const std::string& name, const ZooOptions& o) {
-  ZooBuilder b(name, o.dtype);
+  ZooBuilder b = CnnBuilder(name, o);
   TensorId x = b.Input("input", o.dtype, {o.batch, 3, o.image_size, o.image_size});
   b.SetScope("features.0");
   x = Relu6(b, ConvBn(b, x, "features.0.0", K(32, 3, 2, 1), false));
@@ -192,7 +221,7 @@ class Inception {
   explicit Inception(ZooBuilder& b) : b_(b) {}
 
   TensorId C(TensorId x, const std::string& name, Spec spec) {
-    return ConvBn(b_, x, scope_ + "." + name + ".conv", spec);
+    return ConvBn(b_, x, scope_ + "." + name + ".conv", spec, true, 1e-3);
   }
   TensorId AvgPool3(TensorId x) {
     TensorId y = b_.AveragePool(x, 3, 1, 1);
@@ -269,11 +298,11 @@ class Inception {
 };
 
 Graph InceptionV3(const std::string& name, const ZooOptions& o) {
-  ZooBuilder b(name, o.dtype);
+  ZooBuilder b = CnnBuilder(name, o);
   TensorId x = b.Input("input", o.dtype, {o.batch, 3, o.image_size, o.image_size});
   auto stem = [&](const std::string& n, Spec s) {
     b.SetScope(n);
-    return ConvBn(b, x, n + ".conv", s);
+    return ConvBn(b, x, n + ".conv", s, true, 1e-3);
   };
   x = stem("Conv2d_1a_3x3", K(32, 3, 2));
   x = stem("Conv2d_2a_3x3", K(32, 3));

@@ -95,6 +95,12 @@ StatusOr<PlanHeader> ReadHeader(const json& doc, const Reader& r) {
   HX_ASSIGN_OR_RETURN(o.image_size, r.Int(*model, "/model", "image_size", 0));
   HX_ASSIGN_OR_RETURN(o.lstm_layers, r.Int(*model, "/model", "lstm_layers", 0));
   HX_ASSIGN_OR_RETURN(o.lstm_io, r.Int(*model, "/model", "lstm_io", 0));
+  HX_ASSIGN_OR_RETURN(std::string batchnorm,
+                      r.String(*model, "/model", "batchnorm", false, "folded"));
+  if (batchnorm != "folded" && batchnorm != "separate")
+    return r.Error("/model/batchnorm",
+                   "expected \"folded\" or \"separate\", got '" + batchnorm + "'");
+  o.separate_batchnorm = batchnorm == "separate";
   HX_ASSIGN_OR_RETURN(std::string dtype, r.String(*model, "/model", "dtype", false, "fp32"));
   auto dt = graph::ParseDType(dtype);
   if (!dt) return r.Error("/model/dtype", "unknown dtype '" + dtype + "'");
@@ -300,6 +306,7 @@ std::string PlanToJson(const Plan& plan, const graph::Graph& graph, const hw::Cl
                   {"lstm_layers", o.lstm_layers},
                   {"lstm_io", o.lstm_io},
                   {"hash", HashString(plan.model.hash)}};
+  if (o.separate_batchnorm) doc["model"]["batchnorm"] = "separate";
   doc["cluster"] = {{"spec", plan.cluster.spec},
                     {"name", plan.cluster.name},
                     {"hash", HashString(plan.cluster.hash)}};

@@ -266,6 +266,18 @@ TEST(InspectCliTest, BadInputExitsTwoWithTheFileAndField) {
     EXPECT_EQ(r.exit_code, 2) << cmd;
     EXPECT_NE(r.err.find("--image"), std::string::npos) << cmd << ": " << r.err;
   }
+  // --batchnorm: two values; a model file's ops are the file's.
+  auto bn = RunCli("inspect resnet50 --batchnorm fused");
+  EXPECT_EQ(bn.exit_code, 2);
+  EXPECT_NE(bn.err.find("--batchnorm"), std::string::npos) << bn.err;
+  ASSERT_EQ(RunCli("export mobilenet_v2 -o " + dir + "/mnv2.onnx").exit_code, 0);
+  auto file = RunCli("inspect " + dir + "/mnv2.onnx --batchnorm separate");
+  EXPECT_EQ(file.exit_code, 2);
+  EXPECT_NE(file.err.find("--batchnorm"), std::string::npos) << file.err;
+  EXPECT_NE(file.err.find("mnv2.onnx"), std::string::npos) << file.err;
+  auto ignored = RunCli("inspect gpt2 --batchnorm separate");
+  EXPECT_EQ(ignored.exit_code, 0);
+  EXPECT_NE(ignored.err.find("--batchnorm separate is ignored"), std::string::npos) << ignored.err;
   for (const char* help : {"--help", "models --help", "inspect --help", "export --help"}) {
     auto h = RunCli(help);
     EXPECT_EQ(h.exit_code, 0) << help;

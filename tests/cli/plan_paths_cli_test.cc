@@ -79,5 +79,28 @@ TEST_F(PlanPathsTest, ZooNamesAndPresetsAreStoredAsTheyAre) {
   EXPECT_EQ(RunCliIn(root_ + "/c", "simulate ../b/zoo.json").exit_code, 0);
 }
 
+TEST_F(PlanPathsTest, AZooCnnWithSeparateBatchNormIsRebuiltTheSameWay) {
+  auto r = RunCliIn(root_ + "/a",
+                    "place mobilenet_v2 --batchnorm separate --cluster sortinghat-v100 --algo "
+                    "single -o ../b/bn.json --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const double placed = testing::ParseJsonOrFail(r.out)["latency_ms"].get<double>();
+  json bn = testing::ParseJsonOrFail(testing::ReadTextFile(root_ + "/b/bn.json"));
+  EXPECT_EQ(bn["model"]["batchnorm"], "separate");
+  // simulate rebuilds the graph from the plan's options: the model hash matches and so does the
+  // latency; a plan of the folded graph says nothing about BatchNorm.
+  auto sim = RunCliIn(root_ + "/c", "simulate ../b/bn.json --json");
+  ASSERT_EQ(sim.exit_code, 0) << sim.err;
+  EXPECT_DOUBLE_EQ(testing::ParseJsonOrFail(sim.out)["latency_ms"].get<double>(), placed);
+  ASSERT_EQ(RunCliIn(root_ + "/a",
+                     "place mobilenet_v2 --cluster sortinghat-v100 --algo single "
+                     "-o ../b/folded.json")
+                .exit_code,
+            0);
+  json folded = testing::ParseJsonOrFail(testing::ReadTextFile(root_ + "/b/folded.json"));
+  EXPECT_FALSE(folded["model"].contains("batchnorm"));
+  EXPECT_NE(folded["model"]["hash"], bn["model"]["hash"]);
+}
+
 }  // namespace
 }  // namespace hx

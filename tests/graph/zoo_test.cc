@@ -116,6 +116,43 @@ TEST(ZooTest, KeyParameterCountsFromTheIssue) {
   EXPECT_NEAR(Build("mobilenet_v2").NumParameters() / 3.50e6, 1.0, 0.01);
 }
 
+TEST(ZooTest, SeparateBatchNormIsTorchvisionsLayout) {
+  ZooOptions separate;
+  separate.separate_batchnorm = true;
+  for (const char* name : {"resnet50", "densenet121", "mobilenet_v2", "inception_v3"}) {
+    const Graph folded = Build(name), kept = Build(name, separate);
+    ASSERT_TRUE(kept.Validate().ok()) << name;
+    std::map<std::string, int> ops = OpCounts(kept);
+    EXPECT_EQ(OpCounts(folded).count("BatchNormalization"), 0u) << name;
+    EXPECT_GT(ops["BatchNormalization"], 0) << name;
+    int64_t bn_channels = 0;
+    for (NodeId id : kept.Ops()) {
+      const Node& op = kept.node(id);
+      if (op.op_type == "Conv") {
+        EXPECT_EQ(op.inputs.size(), 2u) << name << ": a Conv followed by a BN has no bias";
+      }
+      if (op.op_type != "BatchNormalization") continue;
+      ASSERT_EQ(op.inputs.size(), 5u);  // x, scale, bias, running mean, running variance
+      bn_channels += kept.tensor(op.inputs[1]).shape[0];
+    }
+    // Kept: four values per channel. Folded into a Conv: its bias, one; DenseNet's BNs after a
+    // Concat: Mul and Add by weights, two.
+    int64_t affine_channels = 0;
+    for (NodeId id : folded.Ops()) {
+      const Node& op = folded.node(id);
+      if (op.op_type == "Mul" &&
+          folded.node(folded.tensor(op.inputs[1]).producer).kind == NodeKind::kWeight)
+        affine_channels += folded.tensor(op.inputs[1]).shape[0];
+    }
+    EXPECT_EQ(kept.NumParameters() - folded.NumParameters(), 3 * bn_channels - affine_channels)
+        << name;
+  }
+  // torchvision's resnet50: 25,557,032 parameters and the BNs' running mean and variance
+  // (53,120 values).
+  EXPECT_EQ(Build("resnet50", separate).NumParameters(), 25557032 + 53120);
+  EXPECT_EQ(OpCounts(Build("resnet50", separate))["BatchNormalization"], 53);
+}
+
 TEST(ZooTest, ResNet50FlopsAreAbout8Point2Giga) {
   // 4.1 GMACs at 224x224, batch 1 (torchvision / fvcore), 2 FLOPs per MAC.
   const double flops = TotalFlops(Build("resnet50"));

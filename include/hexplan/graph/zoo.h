@@ -28,6 +28,10 @@ struct ZooOptions {
   // LSTM only (`lstm`): stacked layers, input/hidden size ("io"); seq is the unrolled length.
   int64_t lstm_layers = 0;  // 0 = default (12)
   int64_t lstm_io = 0;      // 0 = default (64)
+  // CNNs only: each BatchNormalization after a Conv kept as its own op with its four tensors
+  // (scale, bias, running mean and variance), as eager PyTorch and TorchScript run torchvision's
+  // models, instead of folded into the Conv as torch.onnx.export writes them (the default).
+  bool separate_batchnorm = false;
 
   // Checks what holds for every model: batch >= 1, seq >= 0, image_size and LSTM sizes >= 0 and
   // within sane bounds, dtype one of fp32/fp16/bf16. Model-specific limits (a learned position
