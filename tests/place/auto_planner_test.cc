@@ -5,7 +5,6 @@
 #include <memory>
 
 #include "hexplan/cost/cost_model.h"
-#include "hexplan/graph/zoo.h"
 #include "hexplan/hw/presets.h"
 #include "hexplan/place/planner.h"
 #include "place/auto_order.h"
@@ -134,13 +133,7 @@ class AutoPlannerOnLstm : public ::testing::Test {
     auto cluster = hw::LoadCluster("chrion-1080ti");
     ASSERT_TRUE(cluster.ok());
     cluster_ = std::make_unique<hw::Cluster>(std::move(*cluster));
-    graph::ZooOptions zoo;
-    zoo.lstm_layers = 4;
-    zoo.seq = 16;
-    zoo.batch = 8;
-    auto g = graph::BuildZooModel("lstm", zoo);
-    ASSERT_TRUE(g.ok());
-    graph_ = std::make_unique<graph::Graph>(std::move(*g));
+    graph_ = std::make_unique<graph::Graph>(testing::MakeZooLstm(4, 16, 8));
     cost_ = std::make_unique<cost::CostModel>(*graph_, *cluster_);
     r.cost = cost_.get();
   }

@@ -149,13 +149,8 @@ TEST(ChrionOrder, IsTopologicalAndMergesWhenTheCopyOutweighsTheWork) {
 
 TEST(Chrion, SweepStartsGpuOnlyAndPicksTheCheapestCoreCount) {
   hw::Cluster c = Chrion1080Ti();
-  graph::ZooOptions zoo;
-  zoo.lstm_layers = 4;
-  zoo.seq = 16;
-  zoo.batch = 8;
-  auto g = graph::BuildZooModel("lstm", zoo);
-  ASSERT_TRUE(g.ok());
-  cost::CostModel cost(*g, c);
+  const graph::Graph g = testing::MakeZooLstm(4, 16, 8);
+  cost::CostModel cost(g, c);
   ChrionOptions o;
   o.alpha = 0.3;
   auto run = RunChrion(cost, o);
@@ -163,11 +158,11 @@ TEST(Chrion, SweepStartsGpuOnlyAndPicksTheCheapestCoreCount) {
   ASSERT_EQ(run->total_cores, 12);
   ASSERT_EQ(run->sweep.size(), 13u);
   const ChrionSchedule& gpu_only = run->sweep[0];
-  for (NodeId v : g->Ops()) EXPECT_EQ(gpu_only.processor[v.index()], 0);
+  for (NodeId v : g.Ops()) EXPECT_EQ(gpu_only.processor[v.index()], 0);
   EXPECT_NEAR(gpu_only.cost, 1.0 + o.alpha, 1e-9);  // L0/L0 + alpha * M0/M0
   for (const ChrionSchedule& s : run->sweep) {
     EXPECT_GE(s.cost, run->sweep[run->best].cost);
-    for (NodeId v : g->Ops()) EXPECT_LE(s.processor[v.index()], s.cores);
+    for (NodeId v : g.Ops()) EXPECT_LE(s.processor[v.index()], s.cores);
   }
 }
 
@@ -176,14 +171,7 @@ class ChrionBaseline : public ::testing::Test {
  protected:
   void SetUp() override {
     cluster_ = Chrion1080Ti();
-    graph::ZooOptions zoo;
-    zoo.lstm_layers = 12;
-    zoo.lstm_io = 64;
-    zoo.seq = 96;
-    zoo.batch = 8;
-    auto g = graph::BuildZooModel("lstm", zoo);
-    ASSERT_TRUE(g.ok());
-    graph_ = std::move(*g);
+    graph_ = testing::MakeZooLstm(12, 96, 8);  // io 64, the zoo's default
     cost_ = std::make_unique<cost::CostModel>(graph_, cluster_);
   }
   StatusOr<PlacementOutcome> RunAlgo(const std::string& algo, double alpha) {
@@ -219,13 +207,8 @@ TEST_F(ChrionBaseline, GpuMemoryDoesNotGrowWithAlpha) {
 
 TEST(Chrion, PlannedGpuMemoryShrinksAsAlphaGrows) {
   hw::Cluster c = Chrion1080Ti();
-  graph::ZooOptions zoo;
-  zoo.lstm_layers = 4;
-  zoo.seq = 24;
-  zoo.batch = 8;
-  auto g = graph::BuildZooModel("lstm", zoo);
-  ASSERT_TRUE(g.ok());
-  cost::CostModel cost(*g, c);
+  const graph::Graph g = testing::MakeZooLstm(4, 24, 8);
+  cost::CostModel cost(g, c);
   auto run = [&](double alpha) -> StatusOr<PlacementOutcome> {
     PlanRequest r;
     r.cost = &cost;

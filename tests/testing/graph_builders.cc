@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <random>
 
+#include "hexplan/core/status.h"
+#include "hexplan/graph/zoo.h"
+
 namespace hx::testing {
 namespace {
 using graph::DType;
@@ -102,6 +105,16 @@ TensorId AddVectorOp(graph::Graph& g, const std::string& type, const std::string
       .node(g.AddOpWithOutputs(type, name, std::move(inputs),
                                {{name + ".y", graph::DType::kF32, {4}}}))
       .outputs[0];
+}
+
+graph::Graph MakeZooLstm(int64_t layers, int64_t seq, int64_t batch) {
+  graph::ZooOptions zoo;
+  zoo.lstm_layers = layers;
+  zoo.seq = seq;
+  zoo.batch = batch;
+  auto g = graph::BuildZooModel("lstm", zoo);
+  HX_CHECK(g.ok());
+  return std::move(g).value();
 }
 
 graph::Graph MakeSortingHatFig6() {

@@ -20,6 +20,8 @@ graph::Graph MakeForkJoin(int branches, int depth, int64_t width = 64);
 graph::Graph MakeRandomDag(int n, uint64_t seed, int64_t width = 32);
 // SortingHat's Fig. 6(a): input A -> {B, C} -> D -> {E, F} -> G (output), Relu ops on [4] floats.
 graph::Graph MakeSortingHatFig6();
+// The zoo's unrolled LSTM (Chrion's Table 6 graph) at `layers`, sequence `seq` and `batch`, io 64.
+graph::Graph MakeZooLstm(int64_t layers, int64_t seq, int64_t batch);
 // Adds an op of `type` named `name` reading `inputs`, with one [4]-float output "<name>.y"; returns
 // that output (small hand-drawn graphs for the graph analyses).
 TensorId AddVectorOp(graph::Graph& g, const std::string& type, const std::string& name,
