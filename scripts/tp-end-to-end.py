@@ -2,9 +2,10 @@
 """`hexplan tp --time-preset calibrated` against published end-to-end latencies of tensor-parallel
 inference (docs/tensor-parallel.md "End to end"; sources there). Usage: tp-end-to-end.py HEXPLAN
 [--lib] (--lib: the LLM-Inference-Bench grid alone).
-Prints the markdown rows: configuration, published ms, ours with `--engine eager` and with
-`--engine fused` (ms and error), the engine the measured system ran, source; then the
-LLM-Inference-Bench H100 grid (one row per engine, TP and batch; one column per length)."""
+Prints the markdown rows: configuration, published ms, ours with `--engine eager`, with
+`--engine fused` and with `--engine fused --all-reduce custom` (ms and error), the engine the
+measured system ran, source; then the LLM-Inference-Bench H100 grid (one row per engine, TP and
+batch; one column per length; errors fused + custom all-reduce / fused / eager)."""
 import json
 import subprocess
 import sys
@@ -38,9 +39,10 @@ for i, o, tps in ((1, 128, 100.02), (128, 128, 102.21), (128, 2048, 98.92), (204
 ENGINE = {"FT": "fused (FT C++)", "LMDeploy": "fused (TurboMind C++)", "TRT-tput": "fused (TRT-LLM C++)", "TRT": "fused (TRT-LLM C++)", "NeMo": "fused (TRT-LLM, Python runtime)"}
 
 
-def ours(model, cl, b, i, o, engine):
+def ours(model, cl, b, i, o, engine, all_reduce="nccl"):
   cmd = [H, "tp", model, "--cluster", cl, "--algo", "megatron", "--batch", str(b), "--input-len", str(i),
-         "--output-len", str(max(o, 1)), "--time-preset", "calibrated", "--engine", engine, "--json", "--no-plan"]
+         "--output-len", str(max(o, 1)), "--time-preset", "calibrated", "--engine", engine,
+         "--all-reduce", all_reduce, "--json", "--no-plan"]
   out = subprocess.run(cmd, capture_output=True, text=True)
   if out.returncode:
     sys.exit(f"{' '.join(cmd)}: {out.stderr}")
@@ -82,10 +84,10 @@ def lib_fits(tp, b, n):
 
 for label, model, cl, b, i, o, pub, src in ([] if "--lib" in sys.argv else rows):
   cells = []
-  for engine in ("eager", "fused"):
-    t = ours(model, cl, b, i, o, engine)
+  for engine, all_reduce in (("eager", "nccl"), ("fused", "nccl"), ("fused", "custom")):
+    t = ours(model, cl, b, i, o, engine, all_reduce)
     cells.append(f"{t:.1f} ({100 * (t / pub - 1):+.1f}%)")
-  print(f"| {label} | {pub:g} | {cells[0]} | {cells[1]} | {ENGINE[src]} | {src.split('-')[0]} |")
+  print(f"| {label} | {pub:g} | {cells[0]} | {cells[1]} | {cells[2]} | {ENGINE[src]} | {src.split('-')[0]} |")
 
 if "--lib" not in sys.argv:
   print()
@@ -99,6 +101,7 @@ for engine, table in LIB_H100.items():
       if not lib_fits(tp, b, n):
         cells.append(f"{pub:.0f}: KV over the pool")
         continue
-      e, f = (ours("openllama-7b", f"dgx-h100:gpus={tp}", b, n, n - 1, eng) for eng in ("eager", "fused"))
-      cells.append(f"{pub:.0f}: {100 * (f / pub - 1):+.1f}% / {100 * (e / pub - 1):+.0f}%")
+      e, f, c = (ours("openllama-7b", f"dgx-h100:gpus={tp}", b, n, n - 1, eng, ar)
+                 for eng, ar in (("eager", "nccl"), ("fused", "nccl"), ("fused", "custom")))
+      cells.append(f"{pub:.0f}: {100 * (c / pub - 1):+.1f}% / {100 * (f / pub - 1):+.1f}% / {100 * (e / pub - 1):+.0f}%")
     print(f"| {engine}, TP {tp}, batch {b} | " + " | ".join(cells) + " |")

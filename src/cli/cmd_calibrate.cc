@@ -86,6 +86,8 @@ nlohmann::json DeviceJson(const DeviceFits& d) {
     collectives.push_back({{"system", c.system},
                            {"collective", c.calibration.collective},
                            {"fabric", c.calibration.fabric},
+                           {"library", c.calibration.library},
+                           {"max_bytes", c.calibration.max_bytes},
                            {"gpus", c.calibration.gpus},
                            {"lines", lines},
                            {"samples", c.calibration.samples},
@@ -161,12 +163,15 @@ void PrintDevice(const DeviceFits& d) {
     std::printf("  %-26s %4s %5s %7s %8s %9s %6s %9s %9s  %s\n", "all_reduce system", "gpus",
                 "lines", "samples", "fit err", "held-out", "bound", "lat fit", "lat NCCL",
                 "result");
-    for (const auto& c : d.collectives)
-      std::printf("  %-26s %4d %5zu %7d %7.1f%% %8.1f%% %5.0f%% %7.1fus %7.1fus  %s%s\n",
+    for (const auto& c : d.collectives) {
+      char nccl[32] = "        -";  // a custom kernel has no NCCL latency to compare with
+      if (c.nccl_latency_s > 0) std::snprintf(nccl, sizeof nccl, "%7.1fus", c.nccl_latency_s * 1e6);
+      std::printf("  %-26s %4d %5zu %7d %7.1f%% %8.1f%% %5.0f%% %7.1fus %s  %s%s\n",
                   c.system.c_str(), c.calibration.gpus, c.calibration.lines.size(),
                   c.calibration.samples, 100 * c.calibration.fit_error,
-                  100 * c.calibration.held_out_error, 100 * c.bound, c.fitted_latency_s * 1e6,
-                  c.nccl_latency_s * 1e6, PassText(c.pass), c.written ? "" : " (not written)");
+                  100 * c.calibration.held_out_error, 100 * c.bound, c.fitted_latency_s * 1e6, nccl,
+                  PassText(c.pass), c.written ? "" : " (not written)");
+    }
   }
   std::printf("\n");
 }

@@ -35,6 +35,7 @@ struct TpArgs {
   std::string group_algo = "optimized";
   std::string time_preset = "paper";
   std::string engine = "eager";
+  std::string all_reduce = "nccl";
   std::string dtype = "fp16";
   int groups = 0;
   int64_t batch = 200;
@@ -88,6 +89,7 @@ StatusOr<tp::TpOptions> MakeOptions(const TpArgs& a) {
   HX_ASSIGN_OR_RETURN(o.grouping.algo, tp::ParseGroupAlgo(a.group_algo));
   HX_ASSIGN_OR_RETURN(o.time, tp::TimePreset(a.time_preset));
   HX_ASSIGN_OR_RETURN(o.time.engine, tp::ParseTpEngine(a.engine));
+  HX_ASSIGN_OR_RETURN(o.time.all_reduce, tp::ParseTpAllReduce(a.all_reduce));
   o.check_memory = !a.ignore_memory;
   o.paper_volume_accounting = a.paper_volume;
   o.best_of_layouts = !a.paper_groups;
@@ -363,6 +365,10 @@ int RunTp(TpArgs args) {
   if (!cluster.ok()) return ReportError(cluster.status());
   auto sys = tp::TpSystemFromCluster(*cluster, args.dtype);
   if (!sys.ok()) return ReportError(sys.status().WithContext("--cluster " + args.cluster));
+  if (options->time.all_reduce == tp::TpAllReduce::kCustom && !args.compare) {
+    const std::string gap = tp::CustomAllReduceGap(*sys, options->method);
+    if (!gap.empty()) CliLogger().Log(LogLevel::kWarning, "--all-reduce custom: " + gap);
+  }
   tp::LlmWorkload wl;
   wl.batch = args.batch;
   wl.input_len = args.input_len;
@@ -427,6 +433,10 @@ Command AddTpCommand(CLI::App& root) {
   app->add_option("--engine", args->engine,
                   "how kernels run: eager (one per operator, host launch on the critical path) | "
                   "fused (TensorRT-LLM/FasterTransformer: fused attention, asynchronous launch)");
+  app->add_option("--all-reduce", args->all_reduce,
+                  "the one-node all-reduce: nccl | custom (the engine's own kernel, as "
+                  "TensorRT-LLM and vLLM run small all-reduces; needs --time-preset calibrated)")
+      ->capture_default_str();
   app->add_option("--batch", args->batch, "batch size (sequences)");
   app->add_option("--input-len", args->input_len, "prompt tokens");
   app->add_option("--output-len", args->output_len, "generated tokens");

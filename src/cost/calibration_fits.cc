@@ -307,6 +307,7 @@ void ApplyFits(const DeviceFits& fits, DeviceCalibration& calibration) {
     list.erase(std::remove_if(list.begin(), list.end(),
                               [&](const CollectiveCalibration& x) {
                                 return x.collective == c.calibration.collective &&
+                                       x.library == c.calibration.library &&
                                        x.fabric == c.calibration.fabric &&
                                        x.gpus == c.calibration.gpus;
                               }),

@@ -1,9 +1,12 @@
-// VidurCollectiveFits (calibration_fits.h): NCCL all-reduce lines from vidur's profiles.
+// VidurCollectiveFits (calibration_fits.h): NCCL all-reduce lines from vidur's profiles, and the
+// custom all-reduce lines of the published engine kernels (custom_all_reduce_data.h).
 #include <algorithm>
+#include <cmath>
 #include <sstream>
 
 #include "hexplan/core/file_util.h"
 #include "hexplan/cost/calibration_fits.h"
+#include "hexplan/cost/custom_all_reduce_data.h"
 #include "hexplan/cost/fit_collective.h"
 
 namespace hx::cost {
@@ -27,6 +30,16 @@ StatusOr<std::pair<double, double>> NcclRingLlLatency(const std::string& path) {
   if (base < 0 || hw < 0)
     return ParseError(path + ": no baseLatency,Ring,LL or hwLatency,Ring,LL,NVLINK row");
   return std::make_pair(base, hw);
+}
+
+// Geometric mean of |predicted - measured| / measured (floored at 1e-4, as EvaluateFit).
+double HeldOutError(const std::vector<CollectiveSample>& measured,
+                    const std::vector<CollectiveSample>& predicted) {
+  double log_sum = 0.0;
+  for (size_t i = 0; i < measured.size(); ++i)
+    log_sum += std::log(
+        std::max(1e-4, std::abs(predicted[i].seconds - measured[i].seconds) / measured[i].seconds));
+  return measured.empty() ? 0.0 : std::exp(log_sum / static_cast<double>(measured.size()));
 }
 
 StatusOr<CollectiveFitResult> FitOne(const std::string& path, const std::string& system, int gpus,
@@ -56,6 +69,48 @@ StatusOr<CollectiveFitResult> FitOne(const std::string& path, const std::string&
 
 }  // namespace
 
+StatusOr<CollectiveFitResult> FitCustomAllReduce(const PublishedAllReduceSet& set) {
+  AllReduceFitOptions options;
+  options.max_lines = 2;  // one-shot (small) and two-shot (large) kernels
+  HX_ASSIGN_OR_RETURN(AllReduceModel model, FitAllReduce(set.samples, set.gpus, options));
+  // Six or seven sizes per set: every other size would leave three points for two lines, so each
+  // size is held out in turn (leave-one-out) and predicted by the fit of the others.
+  std::vector<CollectiveSample> predicted_held_out;
+  for (size_t i = 0; i < set.samples.size(); ++i) {
+    std::vector<CollectiveSample> rest = set.samples;
+    rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(i));
+    HX_ASSIGN_OR_RETURN(AllReduceModel without, FitAllReduce(rest, set.gpus, options));
+    predicted_held_out.push_back(
+        {set.samples[i].bytes, without.AllReduceSeconds(set.samples[i].bytes)});
+  }
+  CollectiveFitResult r;
+  r.system = "custom (engine kernel)";
+  r.written = true;
+  CollectiveCalibration& c = r.calibration;
+  c.collective = "all_reduce";
+  c.fabric = "nvswitch";
+  c.library = "custom";
+  c.gpus = set.gpus;
+  for (const CollectiveSample& s : set.samples) c.max_bytes = std::max(c.max_bytes, s.bytes);
+  for (const AlphaBetaLine& l : model.lines) c.lines.push_back({l.alpha_s, l.bus_bytes_per_s});
+  c.source = set.source;
+  c.samples = static_cast<int>(set.samples.size());
+  c.fit_error = EvaluateFit(model, set.samples).geomean_rel_error;
+  c.held_out_error = HeldOutError(set.samples, predicted_held_out);
+  r.fitted_latency_s = model.AllReduceSeconds(0.0);
+  r.pass = c.fit_error <= r.bound && c.held_out_error <= r.bound;
+  return r;
+}
+
+StatusOr<std::vector<CollectiveFitResult>> CustomCollectiveFits(const std::string& gpu) {
+  std::vector<CollectiveFitResult> out;
+  for (const PublishedAllReduceSet& set : PublishedCustomAllReduce(gpu)) {
+    HX_ASSIGN_OR_RETURN(auto r, FitCustomAllReduce(set));
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
 StatusOr<std::vector<CollectiveFitResult>> VidurCollectiveFits(const std::string& data_dir,
                                                                const std::string& gpu) {
   HX_ASSIGN_OR_RETURN(
@@ -72,6 +127,8 @@ StatusOr<std::vector<CollectiveFitResult>> VidurCollectiveFits(const std::string
                           FitOne(base + set.system + "/all_reduce.csv", set.system, n, nccl));
       out.push_back(std::move(r));
     }
+  HX_ASSIGN_OR_RETURN(auto custom, CustomCollectiveFits(gpu));
+  for (CollectiveFitResult& r : custom) out.push_back(std::move(r));
   return out;
 }
 

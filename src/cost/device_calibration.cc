@@ -98,6 +98,10 @@ Status ValidateCollective(const Where& where, const std::string& p,
                            "' (expected one of: " + list + ")");
   }
   if (c.fabric.empty()) return InvalidArgument(where(p + ".fabric") + ": must not be empty");
+  if (c.library != "nccl" && c.library != "custom")
+    return InvalidArgument(where(p + ".library") + ": unknown library '" + c.library +
+                           "' (expected nccl or custom)");
+  HX_RETURN_IF_ERROR(CheckNonNegative(where, p + ".max_bytes", c.max_bytes));
   if (c.gpus < 2) return Bad(where, p + ".gpus", "at least 2 GPUs", c.gpus);
   for (size_t i = 0; i < c.lines.size(); ++i) {
     std::string l = p + ".lines[" + std::to_string(i) + "]";
@@ -296,10 +300,12 @@ class Reader {
 
   Status ReadCollective(const YAML::Node& node, const std::string& p, CollectiveCalibration* c) {
     HX_RETURN_IF_ERROR(Keys(node, p,
-                            {"collective", "fabric", "gpus", "lines", "source", "samples",
-                             "fit_error", "held_out_error"}));
+                            {"collective", "fabric", "library", "max_bytes", "gpus", "lines",
+                             "source", "samples", "fit_error", "held_out_error"}));
     HX_RETURN_IF_ERROR(Text(node, "collective", p + ".collective", &c->collective));
     HX_RETURN_IF_ERROR(Text(node, "fabric", p + ".fabric", &c->fabric));
+    HX_RETURN_IF_ERROR(Text(node, "library", p + ".library", &c->library));
+    HX_RETURN_IF_ERROR(Number(node, "max_bytes", p + ".max_bytes", &c->max_bytes));
     HX_RETURN_IF_ERROR(Integer(node, "gpus", p + ".gpus", &c->gpus));
     if (YAML::Node lines = node["lines"]) {
       if (!lines.IsSequence()) return Error(lines, p + ".lines", "must be a list");
@@ -398,6 +404,8 @@ void EmitCollective(YAML::Emitter& out, const CollectiveCalibration& c) {
   out << YAML::BeginMap;
   out << YAML::Key << "collective" << YAML::Value << c.collective;
   out << YAML::Key << "fabric" << YAML::Value << YAML::DoubleQuoted << c.fabric;
+  if (c.library != "nccl") out << YAML::Key << "library" << YAML::Value << c.library;
+  if (c.max_bytes > 0) EmitNumber(out, "max_bytes", c.max_bytes);
   out << YAML::Key << "gpus" << YAML::Value << c.gpus;
   out << YAML::Key << "lines" << YAML::Value << YAML::BeginSeq;
   for (const CollectiveLine& line : c.lines) {

@@ -40,16 +40,18 @@ double KernelTime(double flops, double bytes, const TpGpu& gpu, const TimeParams
 
 // ---- Collectives on the cost layer's fits (calibrated preset): NCCL all-reduce lines fitted
 // to vidur's measured kernel times (data/calibration/<model>.yaml `collectives`), plus one kernel
-// launch per call (vidur times the NCCL kernel, not the host's launch of it).
-const cost::CollectiveCalibration* CalibratedAllReduce(const TpNode& node, const TimeParams& tp) {
+// launch per call (vidur times the NCCL kernel, not the host's launch of it). `library` "custom":
+// the engine kernel's fit (--all-reduce custom), when the file has one for that many GPUs.
+const cost::CollectiveCalibration* CalibratedAllReduce(const TpNode& node, const TimeParams& tp,
+                                                       const char* library = "nccl") {
   if (!tp.calibrated || node.gpus.size() < 2) return nullptr;
   const cost::DeviceCalibration* cal = node.gpus.front().calibration;
   if (cal == nullptr) return nullptr;
   for (const TpGpu& g : node.gpus)
     if (g.calibration != cal) return nullptr;  // mixed models: no single fit applies
   for (const cost::CollectiveCalibration& c : cal->collectives)
-    if (c.collective == "all_reduce" && c.gpus == static_cast<int>(node.gpus.size()) &&
-        !c.lines.empty())
+    if (c.collective == "all_reduce" && c.library == library &&
+        c.gpus == static_cast<int>(node.gpus.size()) && !c.lines.empty())
       return &c;
   return nullptr;
 }
@@ -550,7 +552,35 @@ StatusOr<TpEngine> ParseTpEngine(const std::string& name) {
 
 const char* TpEngineName(TpEngine engine) { return engine == TpEngine::kFused ? "fused" : "eager"; }
 
+StatusOr<TpAllReduce> ParseTpAllReduce(const std::string& name) {
+  if (name == "nccl") return TpAllReduce::kNccl;
+  if (name == "custom") return TpAllReduce::kCustom;
+  return InvalidArgument("--all-reduce '" + name + "' is unknown; expected nccl or custom");
+}
+
+const char* TpAllReduceName(TpAllReduce a) { return a == TpAllReduce::kCustom ? "custom" : "nccl"; }
+
+std::string CustomAllReduceGap(const TpSystem& sys, TpMethod method) {
+  if (method != TpMethod::kMegatron)
+    return "only megatron's all-reduces run on it (the 2D methods reduce-scatter and all-gather)";
+  if (sys.nodes.size() != 1) return "it runs inside one node; this cluster has several";
+  TimeParams calibrated;
+  calibrated.calibrated = true;
+  const TpNode& node = sys.nodes.front();
+  if (node.gpus.size() < 2) return "one GPU has no all-reduce";
+  if (CalibratedAllReduce(node, calibrated, "custom") == nullptr)
+    return "no custom all-reduce fit for " + std::to_string(node.gpus.size()) + " x " +
+           (node.gpus.front().calibration ? node.gpus.front().calibration->model
+                                          : std::string("uncalibrated GPUs")) +
+           " (data/calibration; docs/cost-model.md \"Custom all-reduce\"); NCCL's fit is used";
+  return "";
+}
+
 Status TimeParams::Validate() const {
+  if (all_reduce == TpAllReduce::kCustom && !calibrated)
+    return InvalidArgument(
+        "--all-reduce custom needs --time-preset calibrated (the custom kernel's times are "
+        "fits in the GPUs' calibration files)");
   if (collective_base_s < 0 || intra_step_s < 0 || inter_step_s < 0 || kernel_overhead_s < 0)
     return InvalidArgument("time model latencies must be >= 0");
   for (double e : {bandwidth_efficiency, gemm_efficiency, memory_efficiency})
@@ -664,11 +694,16 @@ Layout MegatronLayout(const TpSystem& sys, const LlmShape& shape, const TimePara
   double act = static_cast<double>(shape.hidden * shape.bytes_per_element);  // bytes per token
   MegatronAllReduceTime(links, decode_tokens * act, tp, &L.ring_shares);
   const cost::CollectiveCalibration* fit = n == 1 ? CalibratedAllReduce(sys.nodes[0], tp) : nullptr;
+  const cost::CollectiveCalibration* custom = n == 1 && tp.all_reduce == TpAllReduce::kCustom
+                                                  ? CalibratedAllReduce(sys.nodes[0], tp, "custom")
+                                                  : nullptr;
   const TpNode* node0 = &sys.nodes[0];
-  L.comm_time = [links, act, tp, fit, node0](double tokens) {
-    if (fit != nullptr)
-      return 2.0 * CalibratedRingSeconds(*fit, *node0, tokens * act, 2, tp.engine);
-    return 2.0 * MegatronAllReduceTime(links, tokens * act, tp, nullptr);
+  L.comm_time = [links, act, tp, fit, custom, node0](double tokens) {
+    const double bytes = tokens * act;
+    if (custom != nullptr && (custom->max_bytes <= 0 || bytes <= custom->max_bytes))
+      return 2.0 * CalibratedRingSeconds(*custom, *node0, bytes, 2, tp.engine);
+    if (fit != nullptr) return 2.0 * CalibratedRingSeconds(*fit, *node0, bytes, 2, tp.engine);
+    return 2.0 * MegatronAllReduceTime(links, bytes, tp, nullptr);
   };
   // Two all-reduces per layer, each a reduce-scatter plus an all-gather of (G-1)/G.
   bool inter = n > 1, intra = AnyMultiGpuNode(sys);

@@ -10,6 +10,7 @@
 #include <map>
 
 #include "hexplan/cost/calibration_data.h"
+#include "hexplan/cost/custom_all_reduce_data.h"
 #include "hexplan/cost/fit_collective.h"
 #include "testing/test_paths.h"
 
@@ -254,7 +255,7 @@ TEST_P(ShippedAllReduceTest, LinesReproduceVidur) {
   const std::string model = gpu == "a100" ? "A100-SXM4-80GB" : "H100-SXM5-80GB";
   int checked = 0;
   for (const CollectiveCalibration& c : BuiltinCalibrations().at(model).collectives) {
-    if (c.samples == 0 || c.fabric != "nvswitch") continue;
+    if (c.samples == 0 || c.fabric != "nvswitch" || c.library != "nccl") continue;
     auto samples = ReadVidurAllReduce(testing::SharedDataDir() +
                                           "/tp/microsoft-vidur/data/profiling/network/" + gpu +
                                           "_dgx/all_reduce.csv",
@@ -278,6 +279,38 @@ TEST_P(ShippedAllReduceTest, LinesReproduceVidur) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Gpus, ShippedAllReduceTest, ::testing::Values("a100", "h100"));
+
+// The custom all-reduce lines in the shipped files are the fits of the published kernel timings
+// (custom_all_reduce_data.h), within 10 % on every size and on each size held out in turn, and
+// they hold up to the largest size measured.
+TEST_P(ShippedAllReduceTest, CustomKernelLinesReproduceThePublishedTimes) {
+  const std::string gpu = GetParam();
+  const std::string model = gpu == "a100" ? "A100-SXM4-80GB" : "H100-SXM5-80GB";
+  const std::vector<PublishedAllReduceSet> sets = PublishedCustomAllReduce(gpu);
+  ASSERT_EQ(sets.size(), gpu == "a100" ? 2u : 3u);
+  for (const PublishedAllReduceSet& set : sets) {
+    StatusOr<CollectiveFitResult> fit = FitCustomAllReduce(set);
+    ASSERT_TRUE(fit.ok()) << fit.status().ToString();
+    EXPECT_TRUE(fit->pass) << set.source;
+    EXPECT_LE(fit->calibration.fit_error, 0.10) << set.source;
+    EXPECT_LE(fit->calibration.held_out_error, 0.10) << set.source;
+    const CollectiveCalibration* shipped = nullptr;
+    for (const CollectiveCalibration& c : BuiltinCalibrations().at(model).collectives)
+      if (c.library == "custom" && c.gpus == set.gpus) shipped = &c;
+    ASSERT_NE(shipped, nullptr) << model << ": no custom fit for " << set.gpus << " GPUs";
+    ASSERT_EQ(shipped->lines.size(), fit->calibration.lines.size()) << "stale file";
+    AllReduceModel m;
+    m.gpus = set.gpus;
+    for (const CollectiveLine& l : shipped->lines)
+      m.lines.push_back({l.alpha_s, l.bus_bytes_per_s});
+    for (const CollectiveSample& s : set.samples)
+      EXPECT_NEAR(m.AllReduceSeconds(s.bytes), s.seconds, 0.15 * s.seconds)
+          << set.source << " at " << s.bytes << " bytes";
+    EXPECT_EQ(shipped->max_bytes, set.samples.back().bytes);
+    // Small messages: one call costs microseconds, far below NCCL's ring on that many GPUs.
+    EXPECT_LT(m.AllReduceSeconds(16384), 15e-6);
+  }
+}
 
 // The fields the fits added to ClassFit (harness_s, min_s) survive a write and a read, and
 // ApplyFits replaces only what was fitted.

@@ -43,6 +43,10 @@ DeviceCalibration Full() {
   ar.source = "nccl-tests";
   ar.samples = 12;
   c.collectives.push_back(ar);
+  CollectiveCalibration custom = ar;
+  custom.library = "custom";
+  custom.max_bytes = 8388608.0;
+  c.collectives.push_back(custom);
   c.notes = {"first: a note", "true"};
   return c;
 }
@@ -77,8 +81,12 @@ TEST(DeviceCalibrationTest, RoundTripIsExact) {
   EXPECT_EQ(back->copy.peer.source, c.copy.peer.source);
   EXPECT_EQ(back->copy.shared_bus_efficiency, c.copy.shared_bus_efficiency);
   EXPECT_EQ(back->copy.shared_bus_source, c.copy.shared_bus_source);
-  ASSERT_EQ(back->collectives.size(), 1u);
+  ASSERT_EQ(back->collectives.size(), 2u);
   EXPECT_EQ(back->collectives[0].gpus, 4);
+  EXPECT_EQ(back->collectives[0].library, "nccl");
+  EXPECT_EQ(back->collectives[0].max_bytes, 0.0);
+  EXPECT_EQ(back->collectives[1].library, "custom");
+  EXPECT_EQ(back->collectives[1].max_bytes, 8388608.0);
   ASSERT_EQ(back->collectives[0].lines.size(), 2u);
   EXPECT_EQ(back->collectives[0].lines[1].bus_bytes_per_s, 2.1e11);
   EXPECT_EQ(back->notes, c.notes);
@@ -154,6 +162,9 @@ TEST(DeviceCalibrationTest, BadFieldsNameFileLineAndField) {
       {"model: m\ncollectives:\n  - {collective: allreduce}\n",
        "f.yaml:3: collectives[0].collective: unknown collective"},
       {"model: m\ncollectives:\n  - gpus: 1\n", "f.yaml:3: collectives[0].gpus"},
+      {"model: m\ncollectives:\n  - {library: mpi}\n",
+       "f.yaml:3: collectives[0].library: unknown library 'mpi'"},
+      {"model: m\ncollectives:\n  - {max_bytes: -1}\n", "f.yaml:3: collectives[0].max_bytes"},
       {"model: m\ncollectives:\n  - lines: [{alpha_s: 0, bus_bytes_per_s: 0}]\n",
        "collectives[0].lines[0].bus_bytes_per_s"},
       {"model: m\nclasses:\n  gemm: {samples: 2.5}\n", "classes.gemm.samples: must be a whole"},

@@ -127,6 +127,45 @@ TEST(TpCliTest, EngineFusedIsFasterThanEagerAndUnknownEnginesExitTwo) {
   EXPECT_NE(bad.err.find("--engine"), std::string::npos) << bad.err;
 }
 
+// --all-reduce custom: the engine kernel's fit prices Megatron's small all-reduces on one H100
+// node (decode: 8 KiB a call); messages over its largest measured size (prefill of 8 x 128 tokens:
+// 8 MiB) stay on NCCL, as do GPU counts without a custom fit (8 A100s), with a warning.
+TEST(TpCliTest, CustomAllReduceServesSmallMessagesAndFallsBackToNccl) {
+  const std::string rest =
+      " --algo megatron --input-len 128 --output-len 16 --time-preset calibrated --engine fused "
+      "--json --no-plan";
+  auto run = [&](const std::string& args) {
+    auto r = testing::RunCli("tp openllama-7b" + rest + " " + args);
+    EXPECT_EQ(r.exit_code, 0) << args << ": " << r.err;
+    return r.exit_code == 0 ? nlohmann::json::parse(r.out) : nlohmann::json::object();
+  };
+  const std::string h100 = "--cluster dgx-h100:gpus=4 --batch 8";
+  nlohmann::json nccl = run(h100 + " --all-reduce nccl"),
+                 custom = run(h100 + " --all-reduce custom");
+  ASSERT_FALSE(nccl.empty());
+  ASSERT_FALSE(custom.empty());
+  // NCCL's 4-GPU ring costs ~30 us a call, the custom kernel ~10: two calls per layer, 32 layers.
+  EXPECT_LT(custom["decode_comm_ms"].get<double>(), 0.5 * nccl["decode_comm_ms"].get<double>());
+  EXPECT_EQ(custom["decode_compute_ms"].get<double>(), nccl["decode_compute_ms"].get<double>());
+  EXPECT_EQ(custom["prefill_comm_ms"].get<double>(), nccl["prefill_comm_ms"].get<double>());
+  // No custom fit for 8 A100s: the same times, and the warning says why.
+  auto a_nccl = testing::RunCli("tp openllama-7b" + rest + " --cluster dgx-a100 --batch 1");
+  auto a_custom = testing::RunCli("tp openllama-7b" + rest +
+                                  " --cluster dgx-a100 --batch 1 --all-reduce custom");
+  ASSERT_EQ(a_custom.exit_code, 0) << a_custom.err;
+  EXPECT_EQ(nlohmann::json::parse(a_custom.out)["total_ms"],
+            nlohmann::json::parse(a_nccl.out)["total_ms"]);
+  EXPECT_NE(a_custom.err.find("no custom all-reduce fit for 8 x A100-SXM4-80GB"), std::string::npos)
+      << a_custom.err;
+  auto bad = testing::RunCli("tp openllama-7b" + rest + " --cluster dgx-a100 --all-reduce mpi");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--all-reduce 'mpi'"), std::string::npos) << bad.err;
+  auto paper = testing::RunCli(
+      "tp openllama-7b --cluster dgx-a100 --algo megatron --time-preset paper --all-reduce custom");
+  EXPECT_EQ(paper.exit_code, 2);
+  EXPECT_NE(paper.err.find("needs --time-preset calibrated"), std::string::npos) << paper.err;
+}
+
 TEST(TpCliTest, ZooDecodersRunAndEncodersAndOtherDtypesAreRefused) {
   // (every zoo decoder plans: TpZooTest; here the CLI's refusals, one process each)
   auto g13 = testing::RunCli("tp gpt3-13b --cluster asym:S16 --output-len 4 --json --no-plan");

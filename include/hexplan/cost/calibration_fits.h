@@ -95,9 +95,17 @@ StatusOr<CalibrationFits> RunCalibrationFits(const std::string& data_dir);
 // The all-reduce fits of vidur's <gpu>_dgx (NVSwitch; written to the calibration) and
 // <gpu>_pairwise_nvlink (PCIe boards with NVLink bridges; reported only) profiles, each GPU count
 // on one node, fitted on every other size and held out on the rest, beside NCCL's own latency
-// model (tp/NVIDIA-nccl).
+// model (tp/NVIDIA-nccl); then the custom all-reduce fits of the same GPU (CustomCollectiveFits).
 StatusOr<std::vector<CollectiveFitResult>> VidurCollectiveFits(const std::string& data_dir,
                                                                const std::string& gpu);
+
+// A custom all-reduce (library "custom") per GPU count from the published kernel timings
+// (custom_all_reduce_data.h), up to two lines (one-shot, two-shot), fitted on every size, with
+// each size held out in turn (leave-one-out: six or seven sizes a set); max_bytes is the largest
+// size measured (larger messages go to NCCL).
+struct PublishedAllReduceSet;
+StatusOr<CollectiveFitResult> FitCustomAllReduce(const PublishedAllReduceSet& set);
+StatusOr<std::vector<CollectiveFitResult>> CustomCollectiveFits(const std::string& gpu);
 
 // Puts the fitted classes and the written collectives into `calibration`, replacing those of the
 // same class / collective, fabric and GPU count and keeping everything else; sets measured_on

@@ -108,6 +108,13 @@ struct CollectiveLine {
 struct CollectiveCalibration {
   std::string collective = "all_reduce";  // "all_reduce", "send_recv"
   std::string fabric = "nvlink";          // "nvlink", "pcie", "infiniband", ...
+  // Which implementation was measured: "nccl" (the library's ring or tree), or "custom" (an
+  // engine's own one-shot / two-shot kernel over peer-mapped buffers inside a node, as
+  // TensorRT-LLM, vLLM and SGLang run small all-reduces; docs/cost-model.md "Collectives").
+  std::string library = "nccl";
+  // The largest message the fit holds for (0: any). A custom kernel's buffer caps what it takes;
+  // larger messages go to NCCL.
+  double max_bytes = 0.0;
   int gpus = 2;
   std::vector<CollectiveLine> lines;
   std::string source;

@@ -97,6 +97,19 @@ const char* TpEngineName(TpEngine engine);
 // launched back to back without synchronisation, so 0.9 us per kernel.
 inline constexpr double kFusedKernelGapS = 0.9e-6;
 
+// Which all-reduce a single-node tensor-parallel group runs (`--all-reduce`):
+//   nccl    NCCL's ring, on the calibration's NCCL fits (vidur's measurements).
+//   custom  the engine's own kernel over peer-mapped buffers (TensorRT-LLM's customAllReduce,
+//           vLLM's and SGLang's custom all-reduce): the calibration's `library: custom` fit for
+//           that many GPUs, up to its max_bytes; larger messages, GPU counts with no custom fit,
+//           and collectives across nodes stay on NCCL.
+enum class TpAllReduce { kNccl, kCustom };
+StatusOr<TpAllReduce> ParseTpAllReduce(const std::string& name);  // "nccl" | "custom"
+const char* TpAllReduceName(TpAllReduce a);
+// Why `--all-reduce custom` changes nothing on `sys` with `method` (empty when it applies): the
+// custom kernel serves Megatron's all-reduces inside one node whose GPUs have a custom fit.
+std::string CustomAllReduceGap(const TpSystem& sys, TpMethod method);
+
 // The time model's calibrated parameters.
 struct TimeParams {
   std::string preset = "paper";
@@ -117,6 +130,7 @@ struct TimeParams {
   // reduce-scatter); other collectives as "nccl".
   bool calibrated = false;
   TpEngine engine = TpEngine::kEager;
+  TpAllReduce all_reduce = TpAllReduce::kNccl;  // only with `calibrated`
   Status Validate() const;
 };
 // "paper": the link latencies of the cluster (AsymGroup §VI-A: 50 ns NVLink, 200 ns network) and
