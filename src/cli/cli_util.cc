@@ -1,8 +1,10 @@
 #include <cstdio>
+#include <optional>
 
 #include "cli/cli_app.h"
 #include "cli/command.h"
 #include "hexplan/graph/model_loader.h"
+#include "hexplan/graph/zoo.h"
 
 namespace hx::cli {
 
@@ -112,9 +114,10 @@ StatusOr<graph::ZooOptions> ModelArgs::ToZooOptions() const {
   HX_ASSIGN_OR_RETURN(options.lstm_layers,
                       CheckSizeFlag("--layers", lstm_layers, graph::kZooMaxLstmLayers));
   HX_ASSIGN_OR_RETURN(options.lstm_io, CheckSizeFlag("--io", lstm_io, graph::kZooMaxLstmIo));
-  if (batchnorm != "folded" && batchnorm != "separate")
+  const std::optional<bool> separate = graph::ParseBatchNormLayout(batchnorm);
+  if (!separate)
     return InvalidArgument("--batchnorm: expected folded or separate, got '" + batchnorm + "'");
-  options.separate_batchnorm = batchnorm == "separate";
+  options.separate_batchnorm = *separate;
   options.batch = batch;
   options.seq = seq;
   auto dt = graph::ParseDType(dtype);

@@ -327,4 +327,12 @@ StatusOr<Graph> BuildZooModel(const std::string& name, const ZooOptions& options
   return FindEntry(name)->build(name, resolved);
 }
 
+std::optional<bool> ParseBatchNormLayout(std::string_view name) {
+  if (name == "folded") return false;
+  if (name == "separate") return true;
+  return std::nullopt;
+}
+
+const char* BatchNormLayoutName(bool separate) { return separate ? "separate" : "folded"; }
+
 }  // namespace hx::graph

@@ -3,10 +3,12 @@
 #include <cinttypes>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <unordered_map>
 
 #include "hexplan/core/file_util.h"
 #include "hexplan/core/json_text.h"
+#include "hexplan/graph/zoo.h"
 
 namespace hx::plan {
 namespace {
@@ -97,10 +99,11 @@ StatusOr<PlanHeader> ReadHeader(const json& doc, const Reader& r) {
   HX_ASSIGN_OR_RETURN(o.lstm_io, r.Int(*model, "/model", "lstm_io", 0));
   HX_ASSIGN_OR_RETURN(std::string batchnorm,
                       r.String(*model, "/model", "batchnorm", false, "folded"));
-  if (batchnorm != "folded" && batchnorm != "separate")
+  const std::optional<bool> separate = graph::ParseBatchNormLayout(batchnorm);
+  if (!separate)
     return r.Error("/model/batchnorm",
                    "expected \"folded\" or \"separate\", got '" + batchnorm + "'");
-  o.separate_batchnorm = batchnorm == "separate";
+  o.separate_batchnorm = *separate;
   HX_ASSIGN_OR_RETURN(std::string dtype, r.String(*model, "/model", "dtype", false, "fp32"));
   auto dt = graph::ParseDType(dtype);
   if (!dt) return r.Error("/model/dtype", "unknown dtype '" + dtype + "'");
@@ -306,7 +309,7 @@ std::string PlanToJson(const Plan& plan, const graph::Graph& graph, const hw::Cl
                   {"lstm_layers", o.lstm_layers},
                   {"lstm_io", o.lstm_io},
                   {"hash", HashString(plan.model.hash)}};
-  if (o.separate_batchnorm) doc["model"]["batchnorm"] = "separate";
+  if (o.separate_batchnorm) doc["model"]["batchnorm"] = graph::BatchNormLayoutName(true);
   doc["cluster"] = {{"spec", plan.cluster.spec},
                     {"name", plan.cluster.name},
                     {"hash", HashString(plan.cluster.hash)}};

@@ -116,6 +116,13 @@ TEST(ZooTest, KeyParameterCountsFromTheIssue) {
   EXPECT_NEAR(Build("mobilenet_v2").NumParameters() / 3.50e6, 1.0, 0.01);
 }
 
+TEST(ZooTest, BatchNormLayoutNamesRoundTrip) {
+  for (bool separate : {false, true})
+    EXPECT_EQ(ParseBatchNormLayout(BatchNormLayoutName(separate)), separate);
+  EXPECT_EQ(ParseBatchNormLayout("Separate"), std::nullopt);
+  EXPECT_EQ(ParseBatchNormLayout(""), std::nullopt);
+}
+
 TEST(ZooTest, SeparateBatchNormIsTorchvisionsLayout) {
   ZooOptions separate;
   separate.separate_batchnorm = true;

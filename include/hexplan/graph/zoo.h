@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "hexplan/core/status.h"
@@ -38,6 +39,11 @@ struct ZooOptions {
   // table's length, a CNN's smallest input) are checked by ValidateZooOptions.
   Status Validate() const;
 };
+
+// The names of ZooOptions::separate_batchnorm, as `--batchnorm` and plan files spell them:
+// "folded" (false) and "separate" (true); anything else is nullopt (the caller names its field).
+std::optional<bool> ParseBatchNormLayout(std::string_view name);
+const char* BatchNormLayoutName(bool separate);
 
 struct ZooModelInfo {
   std::string name;         // the CLI name, e.g. "gpt2-xl"
