@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """`hexplan tp --time-preset calibrated` against published end-to-end latencies of tensor-parallel
 inference (docs/tensor-parallel.md "End to end"; sources there). Usage: tp-end-to-end.py HEXPLAN
-[--lib] (--lib: the LLM-Inference-Bench grid alone).
+[--lib | --lib-gqa] (--lib: the LLM-Inference-Bench Llama-2-7B grid alone; --lib-gqa: its
+TensorRT-LLM rows of Llama-3-8B and Llama-2-70B, errors with the custom all-reduce / NCCL).
 Prints the markdown rows: configuration, published ms, ours with `--engine eager`, with
 `--engine fused` and with `--engine fused --all-reduce custom` (ms and error), the engine the
 measured system ran, source; then the LLM-Inference-Bench H100 grid (one row per engine, TP and
@@ -77,9 +78,49 @@ LIB_H100 = {
 # step model does not: such cells are marked, not compared.
 
 
-def lib_fits(tp, b, n):
-  weights = 6.74e9 * 2 / tp
-  return b * 2 * n * 0.5 * 2 ** 20 / tp <= 0.9 * (81559 * 2 ** 20 - weights)  # nvidia-smi's MiB
+def lib_fits(tp, b, n, params=6.74e9, kv_bytes_per_token=0.5 * 2 ** 20):
+  weights = params * 2 / tp
+  return b * 2 * n * kv_bytes_per_token / tp <= 0.9 * (81559 * 2 ** 20 - weights)  # nvidia-smi's MiB
+
+
+# The same CSV's TensorRT-LLM H100 rows of the two grouped-query models the zoo has (`llama3-8b`:
+# 8 K/V heads, 128 KiB of KV cache a token; `llama2-70b`: 8 K/V heads, 320 KiB); None: no row.
+LIB_H100_GQA = {
+ ("llama3-8b", 8.03e9, 128 * 2 ** 10): {
+  (1, 1): (0.897, 1.809, 3.687, 7.729, 16.24), (1, 16): (1.042, 2.15, 4.575, 10.157, 23.882),
+  (1, 32): (1.133, 2.384, 5.268, 12.493, 32.758), (1, 64): (1.357, 2.979, 6.923, 17.483, 49.865),
+  (2, 1): (0.665, 1.342, 2.753, 5.788, 12.475), (2, 16): (0.759, 1.546, 3.242, 6.981, 15.917),
+  (2, 32): (0.853, 1.772, 3.833, 8.599, 21.19), (2, 64): (1.038, 2.23, 4.995, 11.955, 31.865),
+  (4, 1): (0.502, 1.019, 2.11, 4.522, 10.019), (4, 16): (0.61, 1.229, 2.551, 5.317, None),
+  (4, 32): (0.668, None, None, None, None), (4, 64): (0.853, None, None, None, None)},
+ ("llama2-70b", 68.98e9, 320 * 2 ** 10): {
+  (4, 1): (2.309, 4.602, 9.471, 19.741, 41.42), (4, 16): (2.624, 5.437, 11.157, 23.582, 52.308),
+  (4, 32): (3.102, 6.254, 12.911, 26.715, 57.372), (4, 64): (3.532, 7.295, 15.121, 32.015, 71.025)},
+}
+
+
+def lib_gqa_grid():
+  print("| LLM-Inference-Bench, TensorRT-LLM FP16, H100 | " + " | ".join(f"{n} / {n}" for n in LIB_LENGTHS) + " |")
+  print("|---|" + "---:|" * len(LIB_LENGTHS))
+  for (model, params, kv), table in LIB_H100_GQA.items():
+    for (tp, b), secs in table.items():
+      cells = []
+      for n, s in zip(LIB_LENGTHS, secs):
+        if s is None:
+          cells.append("-")
+          continue
+        pub = s * 1e3
+        if not lib_fits(tp, b, n, params, kv):
+          cells.append(f"{pub:.0f}: KV over the pool")
+          continue
+        c, f = (ours(model, f"dgx-h100:gpus={tp}", b, n, n - 1, "fused", ar) for ar in ("custom", "nccl"))
+        cells.append(f"{pub:.0f}: {100 * (c / pub - 1):+.1f}% / {100 * (f / pub - 1):+.1f}%")
+      print(f"| {model}, TP {tp}, batch {b} | " + " | ".join(cells) + " |")
+
+
+if "--lib-gqa" in sys.argv:
+  lib_gqa_grid()
+  sys.exit(0)
 
 
 for label, model, cl, b, i, o, pub, src in ([] if "--lib" in sys.argv else rows):

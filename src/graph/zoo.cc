@@ -74,7 +74,7 @@ Entry Llama(std::string name, std::string description, double published, std::st
   tc.layers = spec.layers;
   tc.hidden = spec.hidden;
   tc.heads = spec.heads;
-  tc.kv_heads = spec.heads;
+  tc.kv_heads = spec.kv_heads > 0 ? spec.kv_heads : spec.heads;
   tc.ffn_hidden = spec.ffn;
   tc.vocab = spec.vocab;
   tc.max_positions = spec.max_positions;
@@ -143,6 +143,17 @@ const std::vector<Entry>& Entries() {
     v->push_back(Llama("openllama-7b", "OpenLLaMA 7B: 32 layers, d=4096, ffn 11008, 32 heads",
                        6.74e9, "openlm-research/open_llama_7b config.json (LLaMA-7B shape); 6.74B",
                        {32, 4096, 32, 11008, 32000, 2048}));
+    v->push_back(Llama("llama2-13b", "Llama 2 13B: 40 layers, d=5120, ffn 13824, 40 heads",
+                       13.016e9, "meta-llama/Llama-2-13b-hf config.json; 13.0B parameters",
+                       {40, 5120, 40, 13824, 32000, 4096}));
+    v->push_back(Llama("llama2-70b",
+                       "Llama 2 70B: 80 layers, d=8192, ffn 28672, 64 heads, 8 K/V heads (GQA)",
+                       68.977e9, "meta-llama/Llama-2-70b-hf config.json; 69.0B parameters",
+                       {80, 8192, 64, 28672, 32000, 4096, 8}));
+    v->push_back(Llama(
+        "llama3-8b", "Llama 3 8B: 32 layers, d=4096, ffn 14336, 32 heads, 8 K/V heads (GQA)",
+        8.030e9, "meta-llama/Meta-Llama-3-8B config.json (rope_theta 500000); 8.03B parameters",
+        {32, 4096, 32, 14336, 128256, 8192, 8, 500000.0}));
     {
       BertSpec spec{24, 1024, 16, 4096, 30522, 512, 2};
       TransformerConfig tc;

@@ -121,6 +121,8 @@ Graph BuildBert(const std::string& name, const BertSpec& spec, const ZooOptions&
 
 struct LlamaSpec {
   int64_t layers, hidden, heads, ffn, vocab, max_positions;
+  int64_t kv_heads = 0;         // grouped-query attention: K/V heads (0: one per query head)
+  double rope_theta = 10000.0;  // the rotary base (Llama 3: 500000)
 };
 Graph BuildLlama(const std::string& name, const LlamaSpec& spec, const ZooOptions& options);
 

@@ -54,6 +54,18 @@ TensorId MergeHeads(ZooBuilder& b, TensorId x) {
   return b.Reshape(t, {s[0], s[2], s[1] * s[3]});
 }
 
+// Grouped-query attention: [B, kv, S, dh] -> [B, heads, S, dh], each K/V head read by heads / kv
+// query heads in turn (Hugging Face's repeat_kv: Unsqueeze, Expand, Reshape). Unchanged when
+// kv == heads.
+TensorId RepeatKvHeads(ZooBuilder& b, TensorId x, int64_t heads) {
+  const Shape s = b.shape(x);
+  const int64_t batch = s[0], kv = s[1], seq = s[2], dh = s[3];
+  if (kv == heads) return x;
+  const Shape expanded = {batch, kv, heads / kv, seq, dh};
+  TensorId e = b.Op("Expand", {b.Unsqueeze(x, {2}), b.ConstInts(expanded)}, expanded);
+  return b.Reshape(e, {batch, heads, seq, dh});
+}
+
 }  // namespace
 
 Graph BuildGpt(const std::string& name, const GptSpec& spec, const ZooOptions& options) {
@@ -160,7 +172,7 @@ Graph BuildBert(const std::string& name, const BertSpec& spec, const ZooOptions&
 Graph BuildLlama(const std::string& name, const LlamaSpec& spec, const ZooOptions& options) {
   ZooBuilder b(name, options.dtype);
   const int64_t B = options.batch, S = options.seq, D = spec.hidden, H = spec.heads;
-  const int64_t dh = D / H;
+  const int64_t dh = D / H, KvH = spec.kv_heads > 0 ? spec.kv_heads : H;
   TensorId ids = b.Input("input_ids", DType::kI64, {B, S});
   TensorId position_ids = b.Input("position_ids", DType::kI64, {B, S});
   TensorId mask = b.TypedWeight("model.causal_mask", DType::kBool, {1, 1, S, S});
@@ -173,7 +185,7 @@ Graph BuildLlama(const std::string& name, const LlamaSpec& spec, const ZooOption
   b.SetScope("model/rotary_emb");
   std::vector<double> inv_freq;
   for (int64_t i = 0; i < dh / 2; ++i)
-    inv_freq.push_back(1.0 / std::pow(10000.0, 2.0 * double(i) / double(dh)));
+    inv_freq.push_back(1.0 / std::pow(spec.rope_theta, 2.0 * double(i) / double(dh)));
   Attributes cast;
   cast.Set("to", OnnxTypeEnum(options.dtype));
   TensorId pos = b.Op("Cast", {b.Unsqueeze(position_ids, {2})}, {B, S, 1}, cast, options.dtype);
@@ -194,10 +206,13 @@ Graph BuildLlama(const std::string& name, const LlamaSpec& spec, const ZooOption
     TensorId x = b.RmsNorm(h, p + ".input_layernorm");
     b.SetScope(s + "/self_attn");
     TensorId q = SplitHeads(b, b.Linear(x, p + ".self_attn.q_proj", D, false), H, dh, false);
-    TensorId k = SplitHeads(b, b.Linear(x, p + ".self_attn.k_proj", D, false), H, dh, false);
-    TensorId v = SplitHeads(b, b.Linear(x, p + ".self_attn.v_proj", D, false), H, dh, false);
+    TensorId k =
+        SplitHeads(b, b.Linear(x, p + ".self_attn.k_proj", KvH * dh, false), KvH, dh, false);
+    TensorId v =
+        SplitHeads(b, b.Linear(x, p + ".self_attn.v_proj", KvH * dh, false), KvH, dh, false);
     q = rotary(q);
-    k = b.Transpose(rotary(k), {0, 1, 3, 2});
+    k = b.Transpose(RepeatKvHeads(b, rotary(k), H), {0, 1, 3, 2});
+    v = RepeatKvHeads(b, v, H);
     TensorId scores = b.Binary("Div", b.MatMul(q, k), b.ConstFloat(std::sqrt(double(dh))));
     scores = b.Binary("Add", scores, add_mask);
     TensorId ctx = MergeHeads(b, b.MatMul(b.Softmax(scores), v));

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "hexplan/graph/op_cost.h"
+#include "hexplan/graph/zoo_attention.h"
 
 namespace hx::graph {
 namespace {
@@ -69,38 +70,14 @@ INSTANTIATE_TEST_SUITE_P(AllModels, ZooModelTest, ::testing::ValuesIn(AllModelNa
                          });
 
 TEST(ZooTest, ListsEveryModelTheIssueNames) {
-  const std::vector<std::string> expected = {"gpt2",
-                                             "gpt2-medium",
-                                             "gpt2-large",
-                                             "gpt2-xl",
-                                             "openllama-3b",
-                                             "openllama-7b",
-                                             "bert-large",
-                                             "gpt3-350m",
-                                             "gpt3-1.3b",
-                                             "gpt3-2.7b",
-                                             "gpt3-6.7b",
-                                             "gpt3-13b",
-                                             "gpt3-175b",
-                                             "mt-nlg-530b",
-                                             "swin-1.8b",
-                                             "swin-6.6b",
-                                             "swin-13b",
-                                             "alphafold2-87m",
-                                             "alphafold2-930m",
-                                             "alphafold2-2.4b",
-                                             "alphafold2-3.2b",
-                                             "resnet50",
-                                             "resnet101",
-                                             "resnet152",
-                                             "vgg16",
-                                             "vgg19",
-                                             "densenet121",
-                                             "densenet169",
-                                             "densenet201",
-                                             "inception_v3",
-                                             "mobilenet_v2",
-                                             "lstm"};
+  const std::vector<std::string> expected = {
+      "gpt2",           "gpt2-medium",     "gpt2-large",      "gpt2-xl",         "openllama-3b",
+      "openllama-7b",   "llama2-13b",      "llama2-70b",      "llama3-8b",       "bert-large",
+      "gpt3-350m",      "gpt3-1.3b",       "gpt3-2.7b",       "gpt3-6.7b",       "gpt3-13b",
+      "gpt3-175b",      "mt-nlg-530b",     "swin-1.8b",       "swin-6.6b",       "swin-13b",
+      "alphafold2-87m", "alphafold2-930m", "alphafold2-2.4b", "alphafold2-3.2b", "resnet50",
+      "resnet101",      "resnet152",       "vgg16",           "vgg19",           "densenet121",
+      "densenet169",    "densenet201",     "inception_v3",    "mobilenet_v2",    "lstm"};
   EXPECT_EQ(AllModelNames(), expected);
 }
 
@@ -114,6 +91,41 @@ TEST(ZooTest, KeyParameterCountsFromTheIssue) {
   EXPECT_NEAR(Build("resnet50").NumParameters() / 25.56e6, 1.0, 0.01);
   EXPECT_NEAR(Build("densenet121").NumParameters() / 7.98e6, 1.0, 0.01);
   EXPECT_NEAR(Build("mobilenet_v2").NumParameters() / 3.50e6, 1.0, 0.01);
+}
+
+// Grouped-query attention as the checkpoints have it: Llama 2 70B's K and V projections have 8
+// heads of 128 outputs, each read by 8 query heads (Expand to 64), and the attention shape says so.
+TEST(ZooTest, LlamaGroupedQueryAttentionHasNarrowKvProjections) {
+  ZooOptions o;
+  o.seq = 8;
+  StatusOr<Graph> g = BuildZooModel("llama2-70b", o);
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  for (const char* name :
+       {"model.layers.0.self_attn.k_proj.weight", "model.layers.0.self_attn.v_proj.weight"}) {
+    std::optional<TensorId> w = g->FindTensor(name);
+    ASSERT_TRUE(w.has_value()) << name;
+    EXPECT_EQ(g->tensor(*w).NumElements(), 8192 * 1024) << name;
+  }
+  std::optional<TensorId> q = g->FindTensor("model.layers.0.self_attn.q_proj.weight");
+  ASSERT_TRUE(q.has_value());
+  EXPECT_EQ(g->tensor(*q).NumElements(), 8192 * 8192);
+  int expands = 0;
+  for (NodeId id : g->Ops())
+    if (g->node(id).op_type == "Expand") {
+      ++expands;
+      EXPECT_EQ(g->tensor(g->node(id).outputs[0]).shape[2], 8);  // [B, 8, 8, S, 128]
+    }
+  EXPECT_EQ(expands, 2 * 80);  // K and V in every layer
+  std::optional<ZooAttentionShape> a = ZooAttention("llama2-70b");
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->heads, 64);
+  EXPECT_EQ(a->kv_heads, 8);
+  EXPECT_EQ(a->head_dim, 128);
+  // Multi-head Llamas keep one K/V head per query head, and no Expand.
+  StatusOr<Graph> mha = BuildZooModel("llama2-13b", o);
+  ASSERT_TRUE(mha.ok());
+  for (NodeId id : mha->Ops()) EXPECT_NE(mha->node(id).op_type, "Expand");
+  EXPECT_EQ(ZooAttention("llama2-13b")->kv_heads, 40);
 }
 
 TEST(ZooTest, BatchNormLayoutNamesRoundTrip) {
