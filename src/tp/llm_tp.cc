@@ -107,6 +107,18 @@ double AttentionTime(const TpGpu& gpu, double w, double batch, double q, double 
   return qk + softmax + av;
 }
 
+// The LM head on a GPU holding share `w` of its vocabulary columns, for `tokens` rows: one GEMM
+// streaming its vocab x hidden weights. Engines compute logits for the last position of each
+// sequence only (TensorRT-LLM without gather_context_logits, FasterTransformer, vLLM), so prefill
+// and every decode step pass `batch` rows. Sampling and the logits' gather over TP are not timed.
+double LmHeadTime(const TpGpu& gpu, double w, double tokens, const LlmShape& s,
+                  const TimeParams& tp) {
+  double b = static_cast<double>(s.bytes_per_element), h = static_cast<double>(s.hidden);
+  double v = static_cast<double>(s.vocab);
+  return KernelTime(2.0 * tokens * h * v * w, (v * h + tokens * h + tokens * v) * b * w, gpu, tp,
+                    cost::OpClass::kGemm);
+}
+
 // ---- The 2D layout shared by asymgroup and autoddl.
 struct Layout2D {
   std::vector<double> caps;  // effective capabilities (asymgroup: c_n; autoddl: 1 per node)
@@ -860,6 +872,15 @@ void TimeLayout(const TpSystem& sys, const LlmShape& shape, const LlmWorkload& w
   for (int64_t i = 0; i < wl.output_len; ++i)
     res->decode_compute_s +=
         layers * compute(decode_linear, 1.0, in_len + static_cast<double>(i) + 1);
+  if (tp.calibrated && shape.vocab > 0) {  // the LM head, once per pass (calibrated step model)
+    double head = 0.0;  // on calibrated GPUs only: without one, "calibrated" is the roofline
+    for (const auto& w : work)
+      if (w.gpu->calibration != nullptr)
+        head = std::max(head, LmHeadTime(*w.gpu, w.share, batch, shape, tp));
+    res->prefill_compute_s += head;
+    res->prefill_s += head;
+    res->decode_compute_s += head * static_cast<double>(wl.output_len);
+  }
   res->decode_comm_s = layers * L.comm_time(batch) * static_cast<double>(wl.output_len);
   res->decode_s = res->decode_compute_s + res->decode_comm_s;
   res->per_token_s = res->decode_s / static_cast<double>(wl.output_len);

@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <string>
 
 #include "hexplan/graph/zoo.h"
 #include "hexplan/graph/zoo_attention.h"
+#include "hexplan/hw/device_spec.h"
 #include "hexplan/tp/llm_tp.h"
 #include "hexplan/tp/tp_compare.h"
 #include "hexplan/tp/tp_report.h"
@@ -270,6 +272,44 @@ TEST(TpBestOfTest, AsymGroupNeverSlowerThanItsBaselines) {
   AsymGroupNeverSlowerOnRandomClusters();
   ReductionIsReportedAndPaperGroupsKeepThePaperLayout();
   AsymGroupWinsS8AndS14WithThePapersAccounting();
+}
+
+// The calibrated step model times the LM head once per pass (prefill's last positions, then each
+// decode step) on the gemm class: Llama-3-8B's 128,256-entry vocabulary costs ~0.4 ms a step on one
+// H100 (1 GB of weights), and a model without a vocabulary pays nothing; `paper` leaves it out.
+TEST(TpCompareTest, CalibratedTimesTheLmHeadOncePerPass) {
+  auto spec = hw::FindDeviceSpec("H100-SXM5-80GB");
+  ASSERT_TRUE(spec.has_value());
+  TpSystem sys = MakeUniformSystem({1}, *spec, "fp16");
+  const auto attention = graph::ZooAttention("llama3-8b");
+  ASSERT_TRUE(attention.has_value());
+  LlmShape shape =
+      ShapeFromConfig("llama3-8b", *graph::ZooTransformerConfig("llama3-8b"), 2, &*attention);
+  LlmShape headless = shape;
+  headless.vocab = 0;
+  LlmWorkload wl;
+  wl.batch = 1;
+  wl.input_len = 128;
+  wl.output_len = 10;
+  for (const char* preset : {"calibrated", "paper"}) {
+    TpOptions o;
+    o.method = TpMethod::kMegatron;
+    o.time = *TimePreset(preset);
+    auto with = PlanTensorParallel(sys, shape, wl, o);
+    auto without = PlanTensorParallel(sys, headless, wl, o);
+    ASSERT_TRUE(with.ok() && without.ok()) << preset;
+    const double step = (with->decode_s - without->decode_s) / 10;
+    const double prefill = with->prefill_s - without->prefill_s;
+    if (std::string(preset) == "paper") {
+      EXPECT_EQ(step, 0.0);
+      EXPECT_EQ(prefill, 0.0);
+      continue;
+    }
+    const double floor = 128256.0 * 4096 * 2 / spec->memory_bandwidth_bytes_per_s;  // 0.31 ms
+    EXPECT_GT(step, floor);
+    EXPECT_LT(step, 2 * floor);
+    EXPECT_NEAR(prefill, step, 1e-12);  // one row per sequence in both
+  }
 }
 
 TEST(TpCompareTest, CompareCalibratedAndUnits) {

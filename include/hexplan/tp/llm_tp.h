@@ -127,7 +127,9 @@ struct TimeParams {
   // cost; the roofline above where a GPU has none); collectives inside a node whose GPUs share a
   // calibration with an all_reduce fit for that many GPUs (vidur's NCCL times, cost layer) on that
   // fit + one launch per call (Megatron's ring on one node, the 2D methods' NVLink
-  // reduce-scatter); other collectives as "nccl".
+  // reduce-scatter); other collectives as "nccl". It also times the LM head (one GEMM over the
+  // vocabulary for each sequence's last position, in prefill and in every decode step), which the
+  // other presets leave out, as the AsymGroup paper's model does.
   bool calibrated = false;
   TpEngine engine = TpEngine::kEager;
   TpAllReduce all_reduce = TpAllReduce::kNccl;  // only with `calibrated`
