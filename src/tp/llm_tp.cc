@@ -573,8 +573,6 @@ StatusOr<TpAllReduce> ParseTpAllReduce(const std::string& name) {
 const char* TpAllReduceName(TpAllReduce a) { return a == TpAllReduce::kCustom ? "custom" : "nccl"; }
 
 std::string CustomAllReduceGap(const TpSystem& sys, TpMethod method) {
-  if (method != TpMethod::kMegatron)
-    return "only megatron's all-reduces run on it (the 2D methods reduce-scatter and all-gather)";
   if (sys.nodes.size() != 1) return "it runs inside one node; this cluster has several";
   TimeParams calibrated;
   calibrated.calibrated = true;
@@ -585,6 +583,10 @@ std::string CustomAllReduceGap(const TpSystem& sys, TpMethod method) {
            (node.gpus.front().calibration ? node.gpus.front().calibration->model
                                           : std::string("uncalibrated GPUs")) +
            " (data/calibration; docs/cost-model.md \"Custom all-reduce\"); NCCL's fit is used";
+  if (method == TpMethod::kAutoDdl || method == TpMethod::kIdeal)
+    return "only megatron's all-reduce runs on it (and asymgroup's where it reduces to megatron's "
+           "layout); " +
+           std::string(TpMethodName(method)) + " has none";
   return "";
 }
 

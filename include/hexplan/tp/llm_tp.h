@@ -106,8 +106,9 @@ inline constexpr double kFusedKernelGapS = 0.9e-6;
 enum class TpAllReduce { kNccl, kCustom };
 StatusOr<TpAllReduce> ParseTpAllReduce(const std::string& name);  // "nccl" | "custom"
 const char* TpAllReduceName(TpAllReduce a);
-// Why `--all-reduce custom` changes nothing on `sys` with `method` (empty when it applies): the
-// custom kernel serves Megatron's all-reduces inside one node whose GPUs have a custom fit.
+// Why `--all-reduce custom` changes nothing on `sys` with `method` (empty when it may apply): the
+// custom kernel serves Megatron's all-reduces (asymgroup's too where it reduces to Megatron's
+// layout) inside one node whose GPUs have a custom fit.
 std::string CustomAllReduceGap(const TpSystem& sys, TpMethod method);
 
 // The time model's calibrated parameters.
