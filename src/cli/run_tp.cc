@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
@@ -107,6 +108,9 @@ StatusOr<TpRunOutcome> RunTpWorld(const exec::TpRunRequest& request) {
     out.ranks = comm->size();
     out.rank = comm->rank();
     out.transport = comm->name();
+    // The ranks on this machine: Open MPI's local size, else all of them.
+    const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+    exec::ShareBlasThreadsAmongRanks(local != nullptr ? std::atoi(local) : out.ranks);
     auto mine = exec::RunTensorParallel(request, *comm);
     // Peers may wait in a collective this rank will not join: end them all.
     if (!mine.ok())
@@ -116,6 +120,7 @@ StatusOr<TpRunOutcome> RunTpWorld(const exec::TpRunRequest& request) {
   } else {
     out.ranks = static_cast<int>(request.plan->plan.nodes.size());
     out.outputs.resize(static_cast<size_t>(out.ranks));
+    exec::ShareBlasThreadsAmongRanks(out.ranks);
     exec::ThreadWorld world(out.ranks);
     HX_RETURN_IF_ERROR(world.Run([&](exec::Communicator& comm) -> Status {
       HX_ASSIGN_OR_RETURN(out.outputs[static_cast<size_t>(comm.rank())],

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <limits>
 #include <map>
 #include <thread>
@@ -414,20 +413,13 @@ Status ValidateTpRun(const TpRunRequest& q, int world_size) {
   return megatron ? TpCheckMegatron(q) : Status::Ok();
 }
 
-// Each rank's GEMMs on its share of this machine's cores. Left alone, OpenBLAS's pool takes every
-// core in every rank: two ranks on two cores ran four BLAS threads, in one process or under
-// mpirun, and a layer took 15-30 % longer. The ranks on this machine: Open MPI's local size under
-// mpirun, else every rank (threads in one process).
-void ShareBlasThreadsAmongRanks(int ranks) {
-  int local = std::max(1, ranks);
-  if (const char* s = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE")) local = std::max(1, std::atoi(s));
+void ShareBlasThreadsAmongRanks(int ranks_here) {
   const int cores = static_cast<int>(std::thread::hardware_concurrency());
-  openblas_set_num_threads(std::max(1, cores / local));
+  openblas_set_num_threads(std::max(1, cores / std::max(1, ranks_here)));
 }
 
 StatusOr<std::vector<float>> RunTensorParallel(const TpRunRequest& request, Communicator& comm) {
   HX_RETURN_IF_ERROR(ValidateTpRun(request, comm.size()));
-  ShareBlasThreadsAmongRanks(comm.size());
   TpRankRun run(request, comm);
   return run.Run();
 }

@@ -42,6 +42,12 @@ struct TpRunRequest {
 // message names the node and the layer.
 Status ValidateTpRun(const TpRunRequest& request, int world_size);
 
+// Gives each of the `ranks_here` ranks on this machine its share of the cores for OpenBLAS (the
+// runner's GEMMs). Left alone, OpenBLAS's pool takes every core in every rank: two ranks on two
+// cores ran four BLAS threads and a layer took 15-30 % longer. Process-wide: call it before the
+// ranks start, not while one is inside a GEMM.
+void ShareBlasThreadsAmongRanks(int ranks_here);
+
 // Runs the request on `comm`'s rank; returns the final hidden states [batch, seq, hidden] (after
 // ln_f), the same on every rank. Every rank of the world must call it with the same request.
 StatusOr<std::vector<float>> RunTensorParallel(const TpRunRequest& request, Communicator& comm);
