@@ -1,7 +1,6 @@
 // VidurCollectiveFits (calibration_fits.h): NCCL all-reduce lines from vidur's profiles, and the
 // custom all-reduce lines of the published engine kernels (custom_all_reduce_data.h).
 #include <algorithm>
-#include <cmath>
 #include <sstream>
 
 #include "hexplan/core/file_util.h"
@@ -30,16 +29,6 @@ StatusOr<std::pair<double, double>> NcclRingLlLatency(const std::string& path) {
   if (base < 0 || hw < 0)
     return ParseError(path + ": no baseLatency,Ring,LL or hwLatency,Ring,LL,NVLINK row");
   return std::make_pair(base, hw);
-}
-
-// Geometric mean of |predicted - measured| / measured (floored at 1e-4, as EvaluateFit).
-double HeldOutError(const std::vector<CollectiveSample>& measured,
-                    const std::vector<CollectiveSample>& predicted) {
-  double log_sum = 0.0;
-  for (size_t i = 0; i < measured.size(); ++i)
-    log_sum += std::log(
-        std::max(1e-4, std::abs(predicted[i].seconds - measured[i].seconds) / measured[i].seconds));
-  return measured.empty() ? 0.0 : std::exp(log_sum / static_cast<double>(measured.size()));
 }
 
 StatusOr<CollectiveFitResult> FitOne(const std::string& path, const std::string& system, int gpus,
@@ -75,14 +64,7 @@ StatusOr<CollectiveFitResult> FitCustomAllReduce(const PublishedAllReduceSet& se
   HX_ASSIGN_OR_RETURN(AllReduceModel model, FitAllReduce(set.samples, set.gpus, options));
   // Six or seven sizes per set: every other size would leave three points for two lines, so each
   // size is held out in turn (leave-one-out) and predicted by the fit of the others.
-  std::vector<CollectiveSample> predicted_held_out;
-  for (size_t i = 0; i < set.samples.size(); ++i) {
-    std::vector<CollectiveSample> rest = set.samples;
-    rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(i));
-    HX_ASSIGN_OR_RETURN(AllReduceModel without, FitAllReduce(rest, set.gpus, options));
-    predicted_held_out.push_back(
-        {set.samples[i].bytes, without.AllReduceSeconds(set.samples[i].bytes)});
-  }
+  HX_ASSIGN_OR_RETURN(double held_out, LeaveOneOutError(set.samples, set.gpus, options));
   CollectiveFitResult r;
   r.system = "custom (engine kernel)";
   r.written = true;
@@ -96,7 +78,7 @@ StatusOr<CollectiveFitResult> FitCustomAllReduce(const PublishedAllReduceSet& se
   c.source = set.source;
   c.samples = static_cast<int>(set.samples.size());
   c.fit_error = EvaluateFit(model, set.samples).geomean_rel_error;
-  c.held_out_error = HeldOutError(set.samples, predicted_held_out);
+  c.held_out_error = held_out;
   r.fitted_latency_s = model.AllReduceSeconds(0.0);
   r.pass = c.fit_error <= r.bound && c.held_out_error <= r.bound;
   return r;

@@ -314,6 +314,17 @@ StatusOr<AllReduceModel> FitAllReduce(const std::vector<CollectiveSample>& sampl
   return best_model;
 }
 
+namespace {
+
+// Geometric mean of relative errors, each floored at 1e-4 (a perfect point would be log 0).
+double GeomeanRelError(const std::vector<double>& errors) {
+  double s = 0;
+  for (double e : errors) s += std::log(std::max(e, 1e-4));
+  return errors.empty() ? 0.0 : std::exp(s / static_cast<double>(errors.size()));
+}
+
+}  // namespace
+
 AllReduceFitReport EvaluateFit(const AllReduceModel& model,
                                const std::vector<CollectiveSample>& samples) {
   AllReduceFitReport r;
@@ -327,11 +338,7 @@ AllReduceFitReport EvaluateFit(const AllReduceModel& model,
         std::max(0, static_cast<int>(std::floor(std::log(x.bytes / 1024.0) / std::log(8.0))));
     by_bucket[bucket].push_back(e);
   }
-  auto geo = [](const std::vector<double>& v) {
-    double s = 0;
-    for (double e : v) s += std::log(std::max(e, 1e-4));
-    return v.empty() ? 0.0 : std::exp(s / v.size());
-  };
+  auto geo = GeomeanRelError;
   auto mean = [](const std::vector<double>& v) {
     double s = 0;
     for (double e : v) s += e;
@@ -365,6 +372,18 @@ StatusOr<AllReduceFitReport> HeldOutFit(const std::vector<CollectiveSample>& sam
   for (size_t i = 0; i < s.size(); ++i) (i % 2 ? test : train).push_back(s[i]);
   HX_ASSIGN_OR_RETURN(AllReduceModel model, FitAllReduce(train, gpus, options));
   return EvaluateFit(model, test);
+}
+
+StatusOr<double> LeaveOneOutError(const std::vector<CollectiveSample>& samples, int gpus,
+                                  const AllReduceFitOptions& options) {
+  std::vector<double> errors;
+  for (size_t i = 0; i < samples.size(); ++i) {
+    std::vector<CollectiveSample> rest = samples;
+    rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(i));
+    HX_ASSIGN_OR_RETURN(AllReduceModel without, FitAllReduce(rest, gpus, options));
+    errors.push_back(RelError(without.AllReduceSeconds(samples[i].bytes), samples[i].seconds));
+  }
+  return GeomeanRelError(errors);
 }
 
 }  // namespace hx::cost

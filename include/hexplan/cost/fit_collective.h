@@ -92,6 +92,11 @@ struct AllReduceFitReport {
 AllReduceFitReport EvaluateFit(const AllReduceModel& model,
                                const std::vector<CollectiveSample>& samples);
 
+// Each sample predicted by the fit of all the others (leave-one-out): the geometric mean of
+// |pred - meas| / meas (floored at 1e-4), for sets too small to halve (six or seven sizes).
+StatusOr<double> LeaveOneOutError(const std::vector<CollectiveSample>& samples, int gpus,
+                                  const AllReduceFitOptions& options = {});
+
 // Fits on every other sample (by size) and evaluates on the rest: a held-out check.
 StatusOr<AllReduceFitReport> HeldOutFit(const std::vector<CollectiveSample>& samples, int gpus,
                                         const AllReduceFitOptions& options = {});
