@@ -144,7 +144,7 @@ struct Event {
   bool operator>(const Event& o) const { return time != o.time ? time > o.time : seq > o.seq; }
 };
 
-enum EventType : uint8_t { kOpDone, kFlowStart, kFlowDone };
+enum EventType : uint8_t { kOpDone, kFlowStart, kFlowDone, kDelivered };
 
 class Engine {
  public:
@@ -192,9 +192,17 @@ class Engine {
     if (sp.kind != hw::PlaceKind::kDevice || dp.kind != hw::PlaceKind::kDevice) return std::nullopt;
     return std::make_pair(sp.device, dp.device);
   }
-  static double Latency(const hw::Cluster& cluster, const std::vector<hw::RouteHop>& route) {
+  // The latency of a route's hops of one kind: a network's (Ethernet, InfiniBand), which carries
+  // several messages at once, or the rest, whose copy engine runs its copies one at a time.
+  static double Latency(const hw::Cluster& cluster, const std::vector<hw::RouteHop>& route,
+                        bool network) {
     double s = 0.0;
-    for (const auto& h : route) s += cluster.link(h.link).latency_s;
+    for (const auto& h : route) {
+      const hw::Link& link = cluster.link(h.link);
+      const bool is_network =
+          link.kind == hw::LinkKind::kEthernet || link.kind == hw::LinkKind::kInfiniband;
+      if (is_network == network) s += link.latency_s;
+    }
     return s;
   }
 
@@ -261,6 +269,10 @@ class Engine {
   void StartOp(uint32_t task, double now);
   void FinishOp(uint32_t task, double now);
   void ActivateFlow(uint32_t task, double now);
+  // A transfer's bytes have left: its stream takes the next task, its dependents wait out the
+  // route's latency.
+  void TransferSent(uint32_t task, double now);
+  void ReleaseStream(uint32_t task, double now);
   void FinishTask(uint32_t task, double now);
   void AfterNetworkChange(double now);
   void AccountResource(uint32_t r, double now);
@@ -278,7 +290,12 @@ class Engine {
   std::vector<OpInfo> op_info_;
   std::vector<std::vector<uint32_t>> dependents_;
   std::vector<uint32_t> stream_pred_;  // per task: the task before it on its stream
-  std::vector<double> transfer_latency_;
+  // Per transfer: the time before its bytes flow that holds its stream (the per-copy setup and the
+  // latency of the route's copy-engine hops, or a profile's measured residual), and the latency of
+  // its network hops after them, which does not: a stream posts its next message while the last
+  // is still in flight.
+  std::vector<double> transfer_setup_;
+  std::vector<double> transfer_propagation_;
   // Per transfer: 1 / the fraction of the links its copy kind reaches (the cost model's CopyCost):
   // the flow carries bytes * this over the nominal capacities.
   std::vector<double> transfer_flow_scale_;
@@ -295,6 +312,7 @@ class Engine {
   uint64_t num_events_ = 0;
   std::vector<int> remaining_deps_;
   std::vector<double> start_, finish_;
+  std::vector<double> stream_free_;  // per task: when its stream took the next task (or -1)
   std::vector<uint8_t> done_;
   std::vector<uint32_t> crit_pred_;
   std::vector<uint32_t> next_op_;  // subgraph tasks: index into task_ops_ of the running op
@@ -362,7 +380,8 @@ void Engine::SetupDependencies() {
 
 void Engine::SetupTransfers(RecvPending& recv_pending) {
   const size_t nt = plan_.transfers.size();
-  transfer_latency_.assign(nt, 0.0);
+  transfer_setup_.assign(nt, 0.0);
+  transfer_propagation_.assign(nt, 0.0);
   transfer_flow_scale_.assign(nt, 1.0);
   send_cost_.assign(graph_.num_nodes(), 0.0);
   transfer_resources_.assign(nt, {});
@@ -370,11 +389,12 @@ void Engine::SetupTransfers(RecvPending& recv_pending) {
   transfer_release_.assign(nt, kNone);
   for (size_t i = 0; i < nt; ++i) {
     const plan::Transfer& tr = plan_.transfers[i];
-    transfer_latency_[i] = Latency(cluster_, tr.route);
+    transfer_setup_[i] = Latency(cluster_, tr.route, /*network=*/false);
+    transfer_propagation_[i] = Latency(cluster_, tr.route, /*network=*/true);
     transfer_resources_[i] = Resources(tr.route);
     if (!tr.route.empty()) {
       const cost::CopyCost copy = cost_.CopyCostFor(tr.src, tr.dst, cost::HostMemory::kPinned);
-      transfer_latency_[i] += copy.fixed_s;
+      transfer_setup_[i] += copy.fixed_s;
       transfer_flow_scale_[i] = 1.0 / copy.fraction;
     }
     if (tr.kind == plan::TransferKind::kActivation) ApplyMeasuredCopyTime(i, recv_pending);
@@ -414,7 +434,9 @@ void Engine::ApplyMeasuredCopyTime(size_t i, RecvPending& recv_pending) {
   const NodeId producer = graph_.tensor(tr.tensor).producer;
   if (send > 0.0 && producer.valid()) send_cost_[producer.index()] += send;
   if (recv > 0.0) recv_pending[RecvKey(tr.tensor, cluster_.place(tr.dst).device)] += recv;
-  transfer_latency_[i] = std::max(transfer_latency_[i], *measured - flow - send - recv);
+  // The residual is latency; what it adds to the route's own holds the stream.
+  transfer_setup_[i] =
+      std::max(transfer_setup_[i], *measured - flow - send - recv - transfer_propagation_[i]);
 }
 
 std::vector<int64_t> Engine::SetupOps(RecvPending& recv_pending) {
@@ -529,6 +551,7 @@ void Engine::SetupState() {
   const size_t num_tasks = tg_.tasks.size();
   start_.assign(num_tasks, 0.0);
   finish_.assign(num_tasks, 0.0);
+  stream_free_.assign(num_tasks, -1.0);
   done_.assign(num_tasks, 0);
   crit_pred_.assign(num_tasks, kNone);
   next_op_.assign(num_tasks, 0);
@@ -660,8 +683,8 @@ void Engine::StartTask(uint32_t task, double now) {
   e.value = static_cast<double>(rec.bytes);
   e.track = tg_.streams[t.stream].name;
   Emit(e);
-  if (transfer_latency_[i] > 0.0)
-    Push(now + transfer_latency_[i], kFlowStart, task);
+  if (transfer_setup_[i] > 0.0)
+    Push(now + transfer_setup_[i], kFlowStart, task);
   else
     ActivateFlow(task, now);
 }
@@ -758,7 +781,7 @@ void Engine::ActivateFlow(uint32_t task, double now) {
   }
   if (bytes <= 0.0 || resources->empty()) {
     if (t.kind == Task::Kind::kTransfer)
-      FinishTask(task, now);
+      TransferSent(task, now);
     else
       Push(now + op_info_[task_ops_[task][next_op_[task]]].dha_tail, kOpDone, task);
     return;
@@ -801,6 +824,25 @@ void Engine::AfterNetworkChange(double now) {
   }
 }
 
+void Engine::TransferSent(uint32_t task, double now) {
+  const double propagation = transfer_propagation_[tg_.tasks[task].transfer];
+  if (propagation <= 0.0) {
+    FinishTask(task, now);
+    return;
+  }
+  ReleaseStream(task, now);
+  Push(now + propagation, kDelivered, task);
+}
+
+void Engine::ReleaseStream(uint32_t task, double now) {
+  if (stream_free_[task] >= 0.0) return;
+  stream_free_[task] = now;
+  const uint32_t stream = tg_.tasks[task].stream;
+  busy_[stream] = 0;
+  ++head_[stream];
+  TryStart(stream, now);
+}
+
 void Engine::FinishTask(uint32_t task, double now) {
   ++num_events_;
   finish_[task] = now;
@@ -825,11 +867,15 @@ void Engine::FinishTask(uint32_t task, double now) {
     Emit(e);
     if (transfer_release_[i] != kNone) Release(transfer_release_[i], now);
   }
-  busy_[t.stream] = 0;
-  ++head_[t.stream];
+  const bool held = stream_free_[task] < 0.0;
+  if (held) {
+    stream_free_[task] = now;
+    busy_[t.stream] = 0;
+    ++head_[t.stream];
+  }
   for (uint32_t d : dependents_[task])
     if (--remaining_deps_[d] == 0) TryStart(tg_.tasks[d].stream, now);
-  TryStart(t.stream, now);
+  if (held) TryStart(t.stream, now);
 }
 
 SimResult Engine::Run() {
@@ -851,6 +897,9 @@ SimResult Engine::Run() {
       case kFlowStart:
         ActivateFlow(ev.a, now);
         break;
+      case kDelivered:
+        FinishTask(ev.a, now);
+        break;
       case kFlowDone: {
         const uint32_t f = ev.a;
         const uint32_t task = flow_owner_[f];
@@ -859,7 +908,7 @@ SimResult Engine::Run() {
         net_.Remove(now, f);
         AfterNetworkChange(now);
         if (tg_.tasks[task].kind == Task::Kind::kTransfer)
-          FinishTask(task, now);
+          TransferSent(task, now);
         else
           Push(now + op_info_[task_ops_[task][next_op_[task]]].dha_tail, kOpDone, task);
         break;
@@ -882,7 +931,7 @@ SimResult Engine::Run() {
     ss.name = st.name;
     ss.compute = st.compute;
     ss.device = st.device;
-    for (uint32_t t : st.tasks) ss.busy_s += finish_[t] - start_[t];
+    for (uint32_t t : st.tasks) ss.busy_s += stream_free_[t] - start_[t];
     ss.utilisation = makespan > 0 ? ss.busy_s / makespan : 0.0;
     if (st.compute) {
       DeviceStats& ds = result_.devices[st.device.index()];

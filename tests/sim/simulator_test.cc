@@ -394,6 +394,55 @@ TEST(SimulatorTest, ParallelTransmissionRelaysThroughAPeer) {
   EXPECT_EQ(r.devices[2].memory.back().bytes, 0);
 }
 
+// Two core groups on two nodes joined by a network link with `latency`.
+hw::Cluster TwoNodes(double latency) {
+  hw::Cluster c("two-nodes");
+  const auto spec = hw::FindDeviceSpec("cpu-core");
+  HX_CHECK(spec.has_value());
+  std::vector<PlaceId> hosts;
+  for (const char* node : {"n0", "n1"}) {
+    hosts.push_back(c.AddHostMemory(node));
+    const DeviceId d = c.AddDevice(std::string("cpu:") + node, hw::DeviceKind::kCpu, node, *spec);
+    c.AddLink(std::string("membus:") + node, hw::LinkKind::kMemoryBus, hosts.back(), c.PlaceOf(d),
+              100e9, 0.0);
+  }
+  c.AddLink("eth", hw::LinkKind::kEthernet, hosts[0], hosts[1], 1e9, latency);
+  HX_CHECK(c.Finalize().ok());
+  return c;
+}
+
+// A route's latency delays the receiver, not the sender's next message: two hand-offs posted 10 us
+// apart on one stream arrive 10 us apart, not one latency apart (what the wire does; before, the
+// stream was held for the latency and each message waited out the one before it).
+TEST(SimulatorTest, MessagesInFlightOverlapTheirLatency) {
+  graph::Graph g("two-hand-offs");
+  const TensorId x = g.node(g.AddInput("x", graph::DType::kF32, {16})).outputs[0];
+  g.AddOutput(AddRelu(g, "b", AddRelu(g, "a", x)));
+  g.AddOutput(AddRelu(g, "d", AddRelu(g, "c", x)));
+  constexpr double kLatency = 100e-6, kOp = 10e-6;
+  hw::Cluster cluster = TwoNodes(kLatency);
+  auto spec = hw::FindDeviceSpec("cpu-core");
+  ASSERT_TRUE(spec.has_value());
+  cost::Profile profile;
+  for (const char* op : {"a", "b", "c", "d"}) profile.SetNodeTime(op, spec->model, kOp);
+  cost::CostModel cost(g, cluster, {}, &profile);
+  Plan p;
+  p.devices.push_back({DeviceId(0), {Subgraph{{Op(g, "a")}}, Subgraph{{Op(g, "c")}}}});
+  p.devices.push_back({DeviceId(1), {Subgraph{{Op(g, "b")}}, Subgraph{{Op(g, "d")}}}});
+  ASSERT_TRUE(plan::CompleteTransfers(p, g, cluster).ok());
+  ASSERT_EQ(p.transfers.size(), 2u);
+  ASSERT_EQ(p.queues.size(), 1u);  // one copy queue from n0 to n1: both messages on it
+  SimResult r = SimRun(p, cost);
+  const double flow = 64.0 / 1e9;  // 16 floats over the 1 GB/s link
+  EXPECT_NEAR(r.ops[Op(g, "b").index()].start, kOp + flow + kLatency, 1e-9);
+  // c finishes at 20 us; its message leaves then, while a's is still in flight.
+  EXPECT_NEAR(r.ops[Op(g, "d").index()].start, 2 * kOp + flow + kLatency, 1e-9);
+  EXPECT_NEAR(r.makespan_s, 3 * kOp + flow + kLatency, 1e-9);
+  // The stream was busy for the two flows only.
+  for (const StreamStats& s : r.streams)
+    if (!s.compute) EXPECT_NEAR(s.busy_s, 2 * flow, 1e-12) << s.name;
+}
+
 TEST(SimulatorTest, ActivationTransfersAndCriticalPath) {
   // a on gpu0, then b on gpu2 (a.out crosses NVLink: 2 KiB at 64 MB/s = 1/32 ms).
   auto f = CostFixture::Make(testing::MakeChain(2), MakeBusCluster(), 1 * kMs);
