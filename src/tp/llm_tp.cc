@@ -517,8 +517,9 @@ double LlmShape::ParameterCount() const {
   double per_layer = 0.0;
   for (const auto& l : DecoderLinears(*this))
     per_layer += static_cast<double>(l.in) * static_cast<double>(l.out);
+  const double matrices = (embedding ? 1.0 : 0.0) + (lm_head && (untied_lm_head || !embedding));
   return static_cast<double>(layers) * per_layer +
-         (untied_lm_head ? 2.0 : 1.0) * static_cast<double>(vocab) * static_cast<double>(hidden);
+         matrices * static_cast<double>(vocab) * static_cast<double>(hidden);
 }
 
 double LlmShape::KvBytesPerToken() const {
@@ -874,7 +875,7 @@ void TimeLayout(const TpSystem& sys, const LlmShape& shape, const LlmWorkload& w
   for (int64_t i = 0; i < wl.output_len; ++i)
     res->decode_compute_s +=
         layers * compute(decode_linear, 1.0, in_len + static_cast<double>(i) + 1);
-  if (tp.calibrated && shape.vocab > 0) {  // the LM head, once per pass (calibrated step model)
+  if (tp.calibrated && shape.vocab > 0 && shape.lm_head) {  // once per pass (calibrated model)
     double head = 0.0;  // on calibrated GPUs only: without one, "calibrated" is the roofline
     for (const auto& w : work)
       if (w.gpu->calibration != nullptr)

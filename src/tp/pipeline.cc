@@ -67,16 +67,18 @@ std::vector<std::vector<int>> StageNodes(const TpSystem& sys, int S) {
   return out;
 }
 
-LlmShape StageShape(const LlmShape& shape, int64_t layers, bool first) {
+// The embedding on the first stage, the LM head on the last.
+LlmShape StageShape(const LlmShape& shape, int64_t layers, bool first, bool last) {
   LlmShape s = shape;
   s.layers = layers;
-  if (!first) s.vocab = 0, s.untied_lm_head = false;  // the embedding (and head) on stage 0
+  s.embedding = first;
+  s.lm_head = last;
   return s;
 }
 
 // How many layers a stage's GPUs hold with its method's layout (weights + the whole batch's KV).
 StatusOr<int64_t> MaxLayers(const TpSystem& sub, const LlmShape& shape, const LlmWorkload& wl,
-                            const TpOptions& options, bool first) {
+                            const TpOptions& options, bool first, bool last) {
   if (!options.check_memory) return shape.layers;
   TpOptions probe = options;  // memory only: the paper's layout, one decode step
   probe.check_memory = false;
@@ -86,10 +88,11 @@ StatusOr<int64_t> MaxLayers(const TpSystem& sub, const LlmShape& shape, const Ll
   step.input_len = wl.input_len + wl.output_len - 1;  // the same KV cache, one decode step
   step.output_len = 1;
   HX_ASSIGN_OR_RETURN(TpResult one,
-                      PlanTensorParallel(sub, StageShape(shape, 1, false), step, probe));
+                      PlanTensorParallel(sub, StageShape(shape, 1, false, false), step, probe));
   HX_ASSIGN_OR_RETURN(TpResult two,
-                      PlanTensorParallel(sub, StageShape(shape, 2, first), step, probe));
-  // Linear in the layer count: the fullest GPU's bytes per layer, plus the embedding on stage 0.
+                      PlanTensorParallel(sub, StageShape(shape, 2, first, last), step, probe));
+  // Linear in the layer count: the fullest GPU's bytes per layer, plus the stage's ends (the
+  // embedding on the first, the LM head on the last).
   double layer_bytes = one.memory_per_gpu_max_bytes;
   double embed = std::max(0.0, two.memory_per_gpu_max_bytes - 2 * layer_bytes);
   int64_t mem = INT64_MAX;
@@ -139,7 +142,7 @@ StatusOr<PipelineResult> PlanStages(const TpSystem& sys, const LlmShape& shape,
     double c = 0.0;
     for (int n : groups[s]) c += sys.nodes[n].capability;
     caps.push_back(c);
-    HX_ASSIGN_OR_RETURN(int64_t m, MaxLayers(subs[s], shape, wl, options, s == 0));
+    HX_ASSIGN_OR_RETURN(int64_t m, MaxLayers(subs[s], shape, wl, options, s == 0, s == S - 1));
     max_layers.push_back(m);
   }
   auto split = SplitLayers(shape.layers, caps, max_layers);
@@ -150,16 +153,21 @@ StatusOr<PipelineResult> PlanStages(const TpSystem& sys, const LlmShape& shape,
   LlmWorkload micro = wl;
   micro.batch = micro_batch;
   micro.kv_batch = wl.KvSequences();  // every micro-batch's KV cache stays on the stage
+  // The ends go to the first and last stages that take part (a stage too weak for a layer does
+  // not); a stage whose ends then overflow it fails PlanTensorParallel's memory check.
+  int first = 0, last = S - 1;
+  while (first < S - 1 && (*split)[first] == 0) ++first;
+  while (last > 0 && (*split)[last] == 0) --last;
   int64_t at = 0;
   for (int s = 0; s < S; ++s) {
-    if ((*split)[s] == 0) continue;  // a stage too weak for a layer takes no part
+    if ((*split)[s] == 0) continue;
     PipelineStage st;
     st.nodes = groups[s];
     st.capability = caps[s];
     st.max_layers = max_layers[s];
     st.layer_begin = at;
     st.layer_end = at += (*split)[s];
-    LlmShape part = StageShape(shape, (*split)[s], s == 0);
+    LlmShape part = StageShape(shape, (*split)[s], s == first, s == last);
     HX_ASSIGN_OR_RETURN(st.tp, PlanTensorParallel(subs[s], part, micro, options));
     r.stages.push_back(std::move(st));
   }

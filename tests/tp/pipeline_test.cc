@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include "hexplan/graph/zoo.h"
+#include "hexplan/graph/zoo_attention.h"
+#include "hexplan/hw/device_spec.h"
 #include "testing/cli_runner.h"
 
 namespace hx::tp {
@@ -95,6 +97,52 @@ void StagesFollowCapabilityAndBubblesVanishWithMatchedStages() {
   EXPECT_LT(r->bubble_fraction, 0.5);
   p.stages = 5;
   EXPECT_FALSE(PlanPipeline(sys, Synthetic(96), PipelineSmallWorkload(), o, p).ok());
+}
+
+// The embedding sits on the first stage and the LM head on the last: a stage's parameters count
+// the ends it holds (a tied head is a copy of the embedding where the two are apart), and the
+// calibrated step model times the head on the last stage only.
+TEST(PipelineTest, EmbeddingOnTheFirstStageLmHeadOnTheLast) {
+  LlmShape tied = Synthetic(4);
+  const double layer = tied.ParameterCount() - 32000.0 * 8192;  // 4 layers, one vocab matrix
+  LlmShape middle = tied;
+  middle.embedding = middle.lm_head = false;
+  EXPECT_DOUBLE_EQ(middle.ParameterCount(), layer);
+  LlmShape head_only = tied;
+  head_only.embedding = false;
+  EXPECT_DOUBLE_EQ(head_only.ParameterCount(), layer + 32000.0 * 8192);  // the tied copy
+  LlmShape untied = tied;
+  untied.untied_lm_head = true;
+  EXPECT_DOUBLE_EQ(untied.ParameterCount(), layer + 2 * 32000.0 * 8192);
+
+  auto spec = hw::FindDeviceSpec("H100-SXM5-80GB");
+  ASSERT_TRUE(spec.has_value());
+  TpSystem sys = MakeUniformSystem({1, 1}, *spec, "fp16");
+  const auto attention = graph::ZooAttention("llama3-8b");
+  ASSERT_TRUE(attention.has_value());
+  LlmShape shape =
+      ShapeFromConfig("llama3-8b", *graph::ZooTransformerConfig("llama3-8b"), 2, &*attention);
+  LlmWorkload wl;
+  wl.batch = 1;
+  wl.input_len = 128;
+  wl.output_len = 4;
+  TpOptions o;
+  o.method = TpMethod::kMegatron;
+  o.time = *TimePreset("calibrated");
+  PipelineOptions p;
+  p.stages = 2;
+  auto r = PlanPipeline(sys, shape, wl, o, p);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->stages.size(), 2u);
+  ASSERT_EQ(r->stages[0].layer_end, 16);  // equal GPUs: 16 layers each
+  // The head streams 128,256 x 4096 FP16 weights each step (0.31 ms on an H100), on stage 1.
+  const double floor = 128256.0 * 4096 * 2 / spec->memory_bandwidth_bytes_per_s;
+  const double head = r->stages[1].tp.per_token_s - r->stages[0].tp.per_token_s;
+  EXPECT_GT(head, floor);
+  EXPECT_LT(head, 2 * floor);
+  // Llama's head is its own matrix, as large as the embedding: the two stages hold the same.
+  EXPECT_NEAR(r->stages[0].tp.memory_per_gpu_max_bytes, r->stages[1].tp.memory_per_gpu_max_bytes,
+              1e-9 * r->stages[0].tp.memory_per_gpu_max_bytes);
 }
 
 TEST(PipelineCliTest, PpAutoAndBadCounts) {

@@ -52,14 +52,18 @@ struct LlmShape {
   int64_t ffn_hidden = 0;
   bool gated_ffn = false;  // SwiGLU (LLaMA): fc1 holds the gate and the up projection (2 x ffn)
   int64_t vocab = 0;
-  bool untied_lm_head = false;    // LLaMA: the LM head is a second vocab x hidden matrix
+  bool untied_lm_head = false;  // LLaMA: the LM head is a second vocab x hidden matrix
+  // Which ends of the model these GPUs hold: a pipeline's first stage the embedding, its last the
+  // LM head (a tied head is a copy of the embedding there), one stage both.
+  bool embedding = true;
+  bool lm_head = true;
   int64_t bytes_per_element = 2;  // FP16
   Status Validate() const;
   int64_t HeadDim() const;         // head_dim, or hidden / heads
   int64_t AttentionWidth() const;  // heads x head_dim: Q's width and the output projection's input
   int64_t KvWidth() const;         // kv_heads x head_dim: K's and V's width
-  // Decoder-block weights (the four linears of DecoderLinears per layer) plus the embedding (and
-  // the LM head where untied).
+  // Decoder-block weights (the four linears of DecoderLinears per layer) plus the embedding and the
+  // LM head this shape holds (one matrix for both where tied and held together).
   double ParameterCount() const;
   double KvBytesPerToken() const;  // layers * 2 (K and V) * KvWidth * bytes
 };
