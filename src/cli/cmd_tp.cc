@@ -296,13 +296,18 @@ StatusOr<tp::PipelineOptions> PipelineArgs(const TpArgs& args) {
 }
 
 void PrintPipeline(const tp::TpSystem& sys, const tp::PipelineResult& r) {
-  std::printf("%zu pipeline stages, %d micro-batches:\n", r.stages.size(), r.micro_batches);
+  std::printf("%zu pipeline stage%s, %d micro-batch%s:\n", r.stages.size(),
+              r.stages.size() == 1 ? "" : "s", r.micro_batches, r.micro_batches == 1 ? "" : "es");
   for (size_t s = 0; s < r.stages.size(); ++s) {
     const auto& st = r.stages[s];
-    std::printf("  stage %zu: layers %lld-%lld (%lld of at most %lld), nodes", s,
+    const char* ends = st.embedding && st.lm_head ? " + embedding, LM head"
+                       : st.embedding             ? " + embedding"
+                       : st.lm_head               ? " + LM head"
+                                                  : "";
+    std::printf("  stage %zu: layers %lld-%lld (%lld of at most %lld)%s, nodes", s,
                 static_cast<long long>(st.layer_begin), static_cast<long long>(st.layer_end - 1),
                 static_cast<long long>(st.layer_end - st.layer_begin),
-                static_cast<long long>(st.max_layers));
+                static_cast<long long>(st.max_layers), ends);
     for (int n : st.nodes) std::printf(" %s", sys.nodes[n].name.c_str());
     std::printf(
         " (capability %.3g), %s k = %d%s, %s on the fullest GPU\n", st.capability,

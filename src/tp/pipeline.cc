@@ -167,7 +167,9 @@ StatusOr<PipelineResult> PlanStages(const TpSystem& sys, const LlmShape& shape,
     st.max_layers = max_layers[s];
     st.layer_begin = at;
     st.layer_end = at += (*split)[s];
-    LlmShape part = StageShape(shape, (*split)[s], s == first, s == last);
+    st.embedding = s == first;
+    st.lm_head = s == last;
+    LlmShape part = StageShape(shape, (*split)[s], st.embedding, st.lm_head);
     HX_ASSIGN_OR_RETURN(st.tp, PlanTensorParallel(subs[s], part, micro, options));
     r.stages.push_back(std::move(st));
   }

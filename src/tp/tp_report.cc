@@ -174,6 +174,8 @@ std::string PipelineToJson(const PipelineResult& r, const TpSystem& sys, const L
                       {"capability", st.capability},
                       {"layers", {st.layer_begin, st.layer_end}},
                       {"max_layers", st.max_layers},
+                      {"embedding", st.embedding},
+                      {"lm_head", st.lm_head},
                       {"tp", ResultSummary(st.tp, sub)}});
   }
   j["pipeline"] = {{"stages", stages},

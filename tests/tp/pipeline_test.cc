@@ -135,6 +135,8 @@ TEST(PipelineTest, EmbeddingOnTheFirstStageLmHeadOnTheLast) {
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   ASSERT_EQ(r->stages.size(), 2u);
   ASSERT_EQ(r->stages[0].layer_end, 16);  // equal GPUs: 16 layers each
+  EXPECT_TRUE(r->stages[0].embedding && !r->stages[0].lm_head);
+  EXPECT_TRUE(!r->stages[1].embedding && r->stages[1].lm_head);
   // The head streams 128,256 x 4096 FP16 weights each step (0.31 ms on an H100), on stage 1.
   const double floor = 128256.0 * 4096 * 2 / spec->memory_bandwidth_bytes_per_s;
   const double head = r->stages[1].tp.per_token_s - r->stages[0].tp.per_token_s;
@@ -151,9 +153,12 @@ TEST(PipelineCliTest, PpAutoAndBadCounts) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   int64_t at = 0;
-  for (const auto& st : j["pipeline"]["stages"]) {
-    EXPECT_EQ(st["layers"][0].get<int64_t>(), at);
-    at = st["layers"][1].get<int64_t>();
+  const auto& stages = j["pipeline"]["stages"];
+  for (size_t s = 0; s < stages.size(); ++s) {
+    EXPECT_EQ(stages[s]["layers"][0].get<int64_t>(), at);
+    at = stages[s]["layers"][1].get<int64_t>();
+    EXPECT_EQ(stages[s]["embedding"].get<bool>(), s == 0);
+    EXPECT_EQ(stages[s]["lm_head"].get<bool>(), s + 1 == stages.size());
   }
   EXPECT_EQ(at, 96);
   for (const char* bad : {"17"}) {  // (0 and non-numbers: PipelineArgs, same message)

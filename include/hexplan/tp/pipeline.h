@@ -30,6 +30,8 @@ struct PipelineStage {
   double capability = 0.0;
   int64_t layer_begin = 0, layer_end = 0;  // [begin, end)
   int64_t max_layers = 0;                  // what its GPU memory holds (weights + KV cache)
+  bool embedding = false;                  // the first stage holds the embedding
+  bool lm_head = false;                    // the last stage the LM head
   TpResult tp;                             // its tensor-parallel plan, timed per micro-batch
 };
 
