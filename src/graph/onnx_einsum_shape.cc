@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <memory>
+#include <mutex>
 
 namespace hx::graph::onnx_internal {
 namespace {
@@ -126,6 +128,70 @@ std::optional<Shape> EinsumOutputShape(const std::string& equation,
     shape.push_back(it->second);
   }
   return shape;
+}
+
+namespace {
+
+// The input's dimensions when all are known.
+std::optional<Shape> KnownDims(const onnx::TypeProto* type) {
+  if (type == nullptr || !type->has_tensor_type() || !type->tensor_type().has_shape())
+    return std::nullopt;
+  Shape dims;
+  for (const auto& d : type->tensor_type().shape().dim()) {
+    if (!d.has_dim_value()) return std::nullopt;
+    dims.push_back(d.dim_value());
+  }
+  return dims;
+}
+
+void InferEinsumDims(onnx::InferenceContext& ctx) {
+  const onnx::AttributeProto* equation = ctx.getAttribute("equation");
+  if (equation == nullptr || ctx.getNumOutputs() != 1 || ctx.getNumInputs() == 0) return;
+  std::vector<Shape> inputs;
+  for (size_t i = 0; i < ctx.getNumInputs(); ++i) {
+    std::optional<Shape> dims = KnownDims(ctx.getInputType(i));
+    if (!dims) return;
+    inputs.push_back(std::move(*dims));
+  }
+  std::optional<Shape> out = EinsumOutputShape(equation->s(), inputs);
+  if (!out) return;
+  auto* tensor = ctx.getOutputType(0)->mutable_tensor_type();
+  tensor->set_elem_type(ctx.getInputType(0)->tensor_type().elem_type());
+  tensor->clear_shape();
+  for (int64_t d : *out) tensor->mutable_shape()->add_dim()->set_dim_value(d);
+}
+
+class EinsumShapeRegistry final : public onnx::ISchemaRegistry {
+ public:
+  const onnx::OpSchema* GetSchema(const std::string& key, const int max_inclusive_version,
+                                  const std::string& domain) const override {
+    const onnx::OpSchema* base =
+        onnx::OpSchemaRegistry::Instance()->GetSchema(key, max_inclusive_version, domain);
+    if (base == nullptr || key != "Einsum" || !(domain.empty() || domain == "ai.onnx")) return base;
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = schemas_.find(base);
+    if (it == schemas_.end()) {
+      auto schema = std::make_unique<onnx::OpSchema>(*base);
+      onnx::InferenceFunction rank_only = base->GetTypeAndShapeInferenceFunction();
+      schema->TypeAndShapeInferenceFunction([rank_only](onnx::InferenceContext& ctx) {
+        if (rank_only) rank_only(ctx);
+        InferEinsumDims(ctx);
+      });
+      it = schemas_.emplace(base, std::move(schema)).first;
+    }
+    return it->second.get();
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  mutable std::map<const onnx::OpSchema*, std::unique_ptr<onnx::OpSchema>> schemas_;
+};
+
+}  // namespace
+
+const onnx::ISchemaRegistry* SchemaRegistryWithEinsumShapes() {
+  static const EinsumShapeRegistry* registry = new EinsumShapeRegistry();
+  return registry;
 }
 
 }  // namespace hx::graph::onnx_internal

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "hexplan/graph/graph.h"
+#include "onnx/defs/schema.h"
 
 namespace hx::graph::onnx_internal {
 
@@ -15,5 +16,10 @@ namespace hx::graph::onnx_internal {
 // equation is malformed or does not match the shapes (the executor reports those).
 std::optional<Shape> EinsumOutputShape(const std::string& equation,
                                        const std::vector<Shape>& inputs);
+
+// ONNX's operator schemas, with Einsum's shape inference completed by EinsumOutputShape where
+// every input's dimensions are known: one inference pass then carries shapes through a chain of
+// Einsums (AlphaFold2's Evoformer) instead of one Einsum per pass. Thread-safe.
+const onnx::ISchemaRegistry* SchemaRegistryWithEinsumShapes();
 
 }  // namespace hx::graph::onnx_internal

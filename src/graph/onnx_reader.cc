@@ -568,11 +568,10 @@ class OnnxReader {
     for (auto& out : *graph->mutable_output()) {
       if (out.type().has_tensor_type()) out.mutable_type()->mutable_tensor_type()->clear_shape();
     }
-    for (const auto& [name, info] : shapes_onnx_misses_) *graph->add_value_info() = info;
     try {
       onnx::ShapeInferenceOptions options(/*check_type=*/false, /*error_mode=*/1,
                                           /*enable_data_propagation=*/true);
-      onnx::shape_inference::InferShapes(model_, onnx::OpSchemaRegistry::Instance(), options);
+      onnx::shape_inference::InferShapes(model_, SchemaRegistryWithEinsumShapes(), options);
     } catch (const std::exception& e) {
       std::string what = e.what();
       if (auto pos = what.find("\n\n==> Context"); pos != std::string::npos) what.resize(pos);
@@ -633,7 +632,6 @@ class OnnxReader {
         RememberFolded(node);
         removed[i] = progress = true;
       }
-      progress |= AddShapesOnnxCannotInfer();
       if (!progress) return Status::Ok();
       // Rebuild the working graph: remaining nodes, plus the folded values they read as
       // initializers so the next inference round sees them as constants.
@@ -660,42 +658,6 @@ class OnnxReader {
       }
     }
     return Status::Ok();
-  }
-
-  // Output shapes ONNX's inference leaves unknown although the inputs are known (Einsum, whose
-  // inference in ONNX 1.12 gives the rank only): computed here and handed to the next inference
-  // round as value_info. True when a new shape was added.
-  bool AddShapesOnnxCannotInfer() {
-    std::unordered_map<std::string, Shape> cache;
-    bool added = false;
-    for (const onnx::NodeProto& node : model_.graph().node()) {
-      if (!IsDefaultDomain(node.domain()) || node.op_type() != "Einsum") continue;
-      if (node.output_size() != 1 || shapes_onnx_misses_.count(node.output(0))) continue;
-      auto out = types_.find(node.output(0));
-      if (out != types_.end() && out->second.FullyKnown()) continue;
-      std::vector<Shape> inputs;
-      for (const auto& in : node.input()) {
-        const Shape* dims = KnownShape(in, &cache);
-        if (!dims) break;
-        inputs.push_back(*dims);
-      }
-      std::string equation;
-      for (const auto& a : node.attribute())
-        if (a.name() == "equation") equation = a.s();
-      auto types = types_.find(node.input(0));
-      if (inputs.size() != static_cast<size_t>(node.input_size()) || types == types_.end())
-        continue;
-      std::optional<Shape> shape = EinsumOutputShape(equation, inputs);
-      if (!shape) continue;
-      onnx::ValueInfoProto info;
-      info.set_name(node.output(0));
-      auto* tensor = info.mutable_type()->mutable_tensor_type();
-      tensor->set_elem_type(types->second.elem_type);
-      for (int64_t d : *shape) tensor->mutable_shape()->add_dim()->set_dim_value(d);
-      shapes_onnx_misses_.emplace(node.output(0), std::move(info));
-      added = true;
-    }
-    return added;
   }
 
   // Keeps the name and the small attributes of a folded node (not a Constant's tensor payload).
@@ -979,8 +941,7 @@ class OnnxReader {
   std::unordered_map<std::string, TypeInfo> types_;
   std::unordered_map<std::string, ConstValue> known_;
   std::unordered_map<std::string, RawConst> big_constants_;
-  std::unordered_map<std::string, onnx::NodeProto> folded_nodes_;   // by output name
-  std::map<std::string, onnx::ValueInfoProto> shapes_onnx_misses_;  // AddShapesOnnxCannotInfer
+  std::unordered_map<std::string, onnx::NodeProto> folded_nodes_;  // by output name
   std::unordered_set<std::string> used_names_;
 };
 

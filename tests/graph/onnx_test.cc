@@ -814,5 +814,27 @@ TEST(OnnxEinsumShapeTest, ExplicitImplicitAndEllipsisEquations) {
   EXPECT_EQ(EinsumOutputShape("...i,...i->...i", {{2, 3}, {4, 3}}), std::nullopt);
 }
 
+// ONNX 1.12 infers only an Einsum's rank; the reader completes the dimensions inside ONNX's one
+// inference pass, so a long chain of Einsums (AlphaFold2's Evoformer has 144) gets every shape,
+// where a pass per Einsum stopped at the reader's 64 folding rounds.
+TEST(OnnxEinsumShapeTest, AChainOfEinsumsLongerThanTheFoldingRoundsGetsItsShapes) {
+  OnnxModelBuilder b(17);
+  std::string x = b.Input("x", onnx::TensorProto::FLOAT, {2, 4});
+  for (int i = 0; i < 100; ++i) {
+    const std::string w = b.Weight("w" + std::to_string(i), {4, 4});
+    auto* n = b.Node("Einsum", "e" + std::to_string(i), {x, w});
+    auto* a = n->add_attribute();
+    a->set_name("equation");
+    a->set_type(onnx::AttributeProto::STRING);
+    a->set_s("ij,jk->ik");
+    x = b.Op("Relu", "r" + std::to_string(i), {n->output(0)});
+  }
+  b.Output(x, onnx::TensorProto::FLOAT, {2, 4});
+  auto g = Read(b);
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  EXPECT_EQ(ShapeOf(*g, "e99_output_0"), (Shape{2, 4}));
+  EXPECT_EQ(OpTypeCounts(*g)["Einsum"], 100);
+}
+
 }  // namespace
 }  // namespace hx::graph
