@@ -79,6 +79,16 @@ double Median(std::vector<double> v) {
 
 int RunRunOnRanks(const RunArgs& args, RunRanks& ranks);
 
+Status CheckRunCounts(int repeat, int warmup) {
+  if (repeat < 1 || repeat > kMaxRuns)
+    return InvalidArgument("--repeat: expected 1.." + std::to_string(kMaxRuns) + ", got " +
+                           std::to_string(repeat));
+  if (warmup < 0 || warmup > kMaxRuns)
+    return InvalidArgument("--warmup: expected 0.." + std::to_string(kMaxRuns) + ", got " +
+                           std::to_string(warmup));
+  return Status::Ok();
+}
+
 int RunRun(const RunArgs& args) {
   // Under mpirun: one rank of a run across processes (docs/runtime.md, "Across machines").
   auto ranks = ConnectRanks();
@@ -88,14 +98,8 @@ int RunRun(const RunArgs& args) {
 
 int RunRunOnRanks(const RunArgs& args, RunRanks& ranks) {
   const auto ReportError = [&ranks](const Status& status) { return ranks.Fail(status); };
-  if (args.repeat < 1 || args.repeat > kMaxRuns) {
-    return ReportError(InvalidArgument("--repeat: expected 1.." + std::to_string(kMaxRuns) +
-                                       ", got " + std::to_string(args.repeat)));
-  }
-  if (args.warmup < 0 || args.warmup > kMaxRuns) {
-    return ReportError(InvalidArgument("--warmup: expected 0.." + std::to_string(kMaxRuns) +
-                                       ", got " + std::to_string(args.warmup)));
-  }
+  Status counts = CheckRunCounts(args.repeat, args.warmup);
+  if (!counts.ok()) return ReportError(counts);
   exec::ExecOptions options;
   if (args.copy_order == "round-robin")
     options.copy_order = exec::CopyOrder::kRoundRobin;
@@ -317,8 +321,10 @@ Command AddRunCommand(CLI::App& root) {
             if (args->tp_plan_path.empty() == args->plan_path.empty())
               return ReportError(InvalidArgument("give one of --plan and --tp-plan"));
             if (args->tp_plan_path.empty()) return RunRun(*args);
+            Status counts = CheckRunCounts(args->repeat, args->warmup);
+            if (!counts.ok()) return ReportError(counts);
             return RunTpPlan({args->model.model, args->tp_plan_path, args->tp_layers, args->seed,
-                              args->output_path, args->json});
+                              args->output_path, args->json, args->warmup, args->repeat});
           }};
 }
 

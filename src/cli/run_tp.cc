@@ -93,12 +93,20 @@ struct TpRunOutcome {
   int ranks = 0;
   int rank = 0;  // this process's rank (0 with threads)
   std::string transport;
-  double forward_ms = 0.0;
+  double forward_ms = 0.0;           // the median of the measured forwards
+  std::vector<double> forward_runs;  // each measured forward, ms
 };
 
-StatusOr<TpRunOutcome> RunTpWorld(const exec::TpRunRequest& request) {
+double MedianMs(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+// `runs` forwards of the plan; each after a barrier of all ranks, timed on this rank.
+StatusOr<TpRunOutcome> RunTpWorld(const exec::TpRunRequest& request, int runs) {
   TpRunOutcome out;
-  const auto start = std::chrono::steady_clock::now();
+  std::vector<double> times;
+  using Clock = std::chrono::steady_clock;
   const int launched = exec::LauncherWorldSize();
   if (launched > 1) {
     if (!exec::HasProcessCommunicatorFactory())
@@ -111,26 +119,36 @@ StatusOr<TpRunOutcome> RunTpWorld(const exec::TpRunRequest& request) {
     // The ranks on this machine: Open MPI's local size, else all of them.
     const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
     exec::ShareBlasThreadsAmongRanks(local != nullptr ? std::atoi(local) : out.ranks);
-    auto mine = exec::RunTensorParallel(request, *comm);
-    // Peers may wait in a collective this rank will not join: end them all.
-    if (!mine.ok())
-      comm->Abort("rank " + std::to_string(out.rank) + ": " + mine.status().message(),
-                  mine.status().ExitCode());
-    out.outputs.push_back(std::move(*mine));
+    out.outputs.resize(1);
+    for (int r = 0; r < runs; ++r) {
+      Status ready = comm->Barrier();
+      const auto start = Clock::now();
+      auto mine = ready.ok() ? exec::RunTensorParallel(request, *comm)
+                             : StatusOr<std::vector<float>>(ready);
+      // Peers may wait in a collective this rank will not join: end them all.
+      if (!mine.ok())
+        comm->Abort("rank " + std::to_string(out.rank) + ": " + mine.status().message(),
+                    mine.status().ExitCode());
+      times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+      out.outputs[0] = std::move(*mine);
+    }
   } else {
     out.ranks = static_cast<int>(request.plan->plan.nodes.size());
     out.outputs.resize(static_cast<size_t>(out.ranks));
     exec::ShareBlasThreadsAmongRanks(out.ranks);
-    exec::ThreadWorld world(out.ranks);
-    HX_RETURN_IF_ERROR(world.Run([&](exec::Communicator& comm) -> Status {
-      HX_ASSIGN_OR_RETURN(out.outputs[static_cast<size_t>(comm.rank())],
-                          exec::RunTensorParallel(request, comm));
-      return Status::Ok();
-    }));
+    for (int r = 0; r < runs; ++r) {
+      exec::ThreadWorld world(out.ranks);  // runs once
+      const auto start = Clock::now();
+      HX_RETURN_IF_ERROR(world.Run([&](exec::Communicator& comm) -> Status {
+        HX_ASSIGN_OR_RETURN(out.outputs[static_cast<size_t>(comm.rank())],
+                            exec::RunTensorParallel(request, comm));
+        return Status::Ok();
+      }));
+      times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+    }
     out.transport = "threads";
   }
-  out.forward_ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  out.forward_runs = times;
   return out;
 }
 
@@ -156,7 +174,10 @@ void PrintTpRun(const TpRunArgs& args, const TpRunSetup& s, const TpRunOutcome& 
                         {"seed", args.seed},
                         {"max_relative_error", error},
                         {"tolerance", kTpRunTolerance},
-                        {"forward_ms", o.forward_ms}};
+                        {"forward_ms", o.forward_ms},
+                        {"forward_ms_runs", o.forward_runs},
+                        {"warmup", args.warmup},
+                        {"repeat", args.repeat}};
     if (!args.output_path.empty()) j["output"] = args.output_path;
     std::printf("%s\n", DumpJson(j, 2).c_str());
     return;
@@ -176,7 +197,9 @@ void PrintTpRun(const TpRunArgs& args, const TpRunSetup& s, const TpRunOutcome& 
   std::printf(
       "reference   max relative difference from the one-process forward %.2e (limit %.0e)\n", error,
       kTpRunTolerance);
-  std::printf("time        %.1f ms for the tensor-parallel forward\n", o.forward_ms);
+  std::printf(
+      "time        %.1f ms for the tensor-parallel forward (median of %d, after %d unmeasured)\n",
+      o.forward_ms, args.repeat, args.warmup);
 }
 
 }  // namespace
@@ -189,8 +212,11 @@ int RunTpPlan(const TpRunArgs& args) {
   if (!setup.ok()) return ReportError(setup.status());
   const TpRunSetup& s = *setup;
   exec::TpRunRequest request{&s.model, &s.plan.result, &s.input, s.plan.batch, s.plan.input_len};
-  auto outcome = RunTpWorld(request);
+  auto outcome = RunTpWorld(request, args.warmup + args.repeat);
   if (!outcome.ok()) return ReportError(outcome.status());
+  outcome->forward_runs.erase(outcome->forward_runs.begin(),
+                              outcome->forward_runs.begin() + args.warmup);
+  outcome->forward_ms = MedianMs(outcome->forward_runs);
   if (outcome->rank != 0) return 0;  // rank 0 checks, writes and prints
   auto reference = exec::ReferenceGptForward(s.model, s.input, s.plan.batch, s.plan.input_len);
   if (!reference.ok()) return ReportError(reference.status());

@@ -17,6 +17,8 @@ struct TpRunArgs {
   uint64_t seed = 1;        // --seed: weights (seed) and input hidden states (seed + 1)
   std::string output_path;  // --output: the final hidden states as .npy (rank 0)
   bool json = false;
+  int warmup = 0;  // --warmup: unmeasured forwards first
+  int repeat = 1;  // --repeat: measured forwards (the time printed is their median)
 };
 
 // The exit code (0, 1 on a mismatch with the reference, 2 on bad input).

@@ -3,9 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "testing/cli_runner.h"
 
@@ -33,8 +35,8 @@ TEST(TpRunCliTest, AsymGroupPlanMatchesTheReference) {
   const std::string dir = testing::MakeTempDir();
   const std::string asym =
       TpRunCliPlan(dir, "asymgroup", "asym:gpus=1,1,2,3", "--groups 2 --paper-groups");
-  auto r =
-      RunCli("run gpt2 --tp-plan " + asym + " --tp-layers 1 --json --output " + dir + "/out.npy");
+  auto r = RunCli("run gpt2 --tp-plan " + asym +
+                  " --tp-layers 1 --warmup 1 --repeat 3 --json --output " + dir + "/out.npy");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   json j = testing::ParseJsonOrFail(r.out);
   EXPECT_EQ(j["layout"], "asymgroup");
@@ -43,6 +45,13 @@ TEST(TpRunCliTest, AsymGroupPlanMatchesTheReference) {
   EXPECT_EQ(j["layers"], 1);
   EXPECT_LE(j["max_relative_error"].get<double>(), 1e-5);
   EXPECT_TRUE(std::filesystem::exists(dir + "/out.npy"));
+  // Three measured forwards after one unmeasured; the time printed is their median.
+  auto runs = j["forward_ms_runs"].get<std::vector<double>>();
+  ASSERT_EQ(runs.size(), 3u);
+  std::sort(runs.begin(), runs.end());
+  EXPECT_DOUBLE_EQ(j["forward_ms"].get<double>(), runs[1]);
+  EXPECT_GT(runs[0], 0.0);
+  EXPECT_EQ(RunCli("run gpt2 --tp-plan " + asym + " --repeat 0").exit_code, 2);
 }
 
 TEST(TpRunCliTest, BadPlansExitTwoNamingTheFile) {
