@@ -10,6 +10,7 @@
 #include "cli/plan_file.h"
 #include "cli/planning_inputs.h"
 #include "cli/run_ranks.h"
+#include "cli/run_statistics.h"
 #include "cli/run_tp.h"
 #include "hexplan/core/file_util.h"
 #include "hexplan/core/format_number.h"
@@ -60,21 +61,6 @@ std::string SafeName(const std::string& name) {
   for (char c : name) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '-') ? c : '_';
   while (!out.empty() && out.front() == '_') out.erase(out.begin());
   return out.empty() ? "output" : out;
-}
-
-double Percentile(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  if (v.empty()) return 0.0;
-  // Nearest rank.
-  size_t rank = static_cast<size_t>(std::ceil(q * static_cast<double>(v.size())));
-  return v[std::min(v.size() - 1, rank == 0 ? 0 : rank - 1)];
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  if (v.empty()) return 0.0;
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 int RunRunOnRanks(const RunArgs& args, RunRanks& ranks);

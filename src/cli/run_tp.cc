@@ -1,6 +1,5 @@
 #include "cli/run_tp.h"
 
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -8,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
+#include "cli/run_statistics.h"
 #include "cli/tp_plan_file.h"
 #include "hexplan/core/json_text.h"
 #include "hexplan/core/output_files.h"
@@ -96,11 +96,6 @@ struct TpRunOutcome {
   double forward_ms = 0.0;           // the median of the measured forwards
   std::vector<double> forward_runs;  // each measured forward, ms
 };
-
-double MedianMs(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : v[v.size() / 2];
-}
 
 // `runs` forwards of the plan; each after a barrier of all ranks, timed on this rank.
 StatusOr<TpRunOutcome> RunTpWorld(const exec::TpRunRequest& request, int runs) {
@@ -216,7 +211,7 @@ int RunTpPlan(const TpRunArgs& args) {
   if (!outcome.ok()) return ReportError(outcome.status());
   outcome->forward_runs.erase(outcome->forward_runs.begin(),
                               outcome->forward_runs.begin() + args.warmup);
-  outcome->forward_ms = MedianMs(outcome->forward_runs);
+  outcome->forward_ms = Median(outcome->forward_runs);
   if (outcome->rank != 0) return 0;  // rank 0 checks, writes and prints
   auto reference = exec::ReferenceGptForward(s.model, s.input, s.plan.batch, s.plan.input_len);
   if (!reference.ok()) return ReportError(reference.status());

@@ -272,7 +272,8 @@ class Engine {
   // A transfer's bytes have left: its stream takes the next task, its dependents wait out the
   // route's latency.
   void TransferSent(uint32_t task, double now);
-  void ReleaseStream(uint32_t task, double now);
+  // Frees `task`'s stream for its next task, once; true when this call freed it.
+  bool FreeStream(uint32_t task, double now);
   void FinishTask(uint32_t task, double now);
   void AfterNetworkChange(double now);
   void AccountResource(uint32_t r, double now);
@@ -830,17 +831,17 @@ void Engine::TransferSent(uint32_t task, double now) {
     FinishTask(task, now);
     return;
   }
-  ReleaseStream(task, now);
+  if (FreeStream(task, now)) TryStart(tg_.tasks[task].stream, now);
   Push(now + propagation, kDelivered, task);
 }
 
-void Engine::ReleaseStream(uint32_t task, double now) {
-  if (stream_free_[task] >= 0.0) return;
+bool Engine::FreeStream(uint32_t task, double now) {
+  if (stream_free_[task] >= 0.0) return false;
   stream_free_[task] = now;
   const uint32_t stream = tg_.tasks[task].stream;
   busy_[stream] = 0;
   ++head_[stream];
-  TryStart(stream, now);
+  return true;
 }
 
 void Engine::FinishTask(uint32_t task, double now) {
@@ -867,12 +868,7 @@ void Engine::FinishTask(uint32_t task, double now) {
     Emit(e);
     if (transfer_release_[i] != kNone) Release(transfer_release_[i], now);
   }
-  const bool held = stream_free_[task] < 0.0;
-  if (held) {
-    stream_free_[task] = now;
-    busy_[t.stream] = 0;
-    ++head_[t.stream];
-  }
+  const bool held = FreeStream(task, now);
   for (uint32_t d : dependents_[task])
     if (--remaining_deps_[d] == 0) TryStart(tg_.tasks[d].stream, now);
   if (held) TryStart(t.stream, now);
