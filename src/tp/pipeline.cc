@@ -6,8 +6,6 @@
 #include <numeric>
 #include <optional>
 
-#include "hexplan/tp/grouping.h"
-
 namespace hx::tp {
 
 Status PipelineOptions::Validate() const {
@@ -17,23 +15,21 @@ Status PipelineOptions::Validate() const {
   return Status::Ok();
 }
 
-StatusOr<std::vector<int64_t>> SplitLayers(int64_t layers, const std::vector<double>& caps,
+StatusOr<std::vector<int64_t>> SplitLayers(int64_t layers, const std::vector<StageTime>& times,
                                            const std::vector<int64_t>& max_layers) {
   int64_t room = std::accumulate(max_layers.begin(), max_layers.end(), int64_t{0});
   if (room < layers)
     return ResourceExhausted("the stages' GPU memory holds " + std::to_string(room) + " of the " +
                              std::to_string(layers) + " layers");
-  std::vector<int64_t> out(caps.size(), 0);
-  int64_t left = layers;
-  while (left > 0) {  // each round either places every layer or fills at least one stage
-    std::vector<double> w(caps.size(), 0.0);
-    for (size_t s = 0; s < caps.size(); ++s) w[s] = out[s] < max_layers[s] ? caps[s] : 0.0;
-    std::vector<int64_t> add = ProportionalSplit(left, w);
-    for (size_t s = 0; s < caps.size(); ++s) {
-      int64_t take = std::min(add[s], max_layers[s] - out[s]);
-      out[s] += take;
-      left -= take;
+  std::vector<int64_t> out(times.size(), 0);
+  for (int64_t placed = 0; placed < layers; ++placed) {
+    size_t best = times.size();
+    for (size_t s = 0; s < times.size(); ++s) {
+      if (out[s] >= max_layers[s]) continue;
+      if (best == times.size() || times[s].For(out[s] + 1) < times[best].For(out[best] + 1))
+        best = s;
     }
+    ++out[best];  // room >= layers: some stage has room
   }
   return out;
 }
@@ -102,6 +98,25 @@ StatusOr<int64_t> MaxLayers(const TpSystem& sub, const LlmShape& shape, const Ll
   return static_cast<int64_t>(std::clamp(fit, 0.0, static_cast<double>(shape.layers)));
 }
 
+// A stage's time for a micro-batch's whole request (prefill and every decode step) with its ends,
+// from its tensor-parallel plans of one and two layers (memory unchecked: MaxLayers caps it).
+StatusOr<StageTime> TimeStage(const TpSystem& sub, const LlmShape& shape, const LlmWorkload& micro,
+                              const TpOptions& options, bool first, bool last) {
+  TpOptions probe = options;
+  probe.check_memory = false;
+  auto request_s = [&](int64_t layers) -> StatusOr<double> {
+    HX_ASSIGN_OR_RETURN(
+        TpResult r, PlanTensorParallel(sub, StageShape(shape, layers, first, last), micro, probe));
+    return r.total_s();
+  };
+  HX_ASSIGN_OR_RETURN(double one, request_s(1));
+  HX_ASSIGN_OR_RETURN(double two, request_s(2));
+  StageTime t;
+  t.per_layer_s = std::max(0.0, two - one);
+  t.ends_s = std::max(0.0, one - t.per_layer_s);
+  return t;
+}
+
 double Handoff(const TpSystem& sys, const PipelineStage& from, double bytes) {
   const TpNode& n = sys.nodes[from.nodes.back()];
   return n.inter_latency_s + bytes / n.inter_bandwidth;
@@ -133,9 +148,14 @@ StatusOr<PipelineResult> PlanStages(const TpSystem& sys, const LlmShape& shape,
   PipelineResult r;
   r.micro_batches =
       micro_batches > 0 ? micro_batches : static_cast<int>(std::min<int64_t>(S, wl.batch));
+  int64_t micro_batch = (wl.batch + r.micro_batches - 1) / r.micro_batches;
+  LlmWorkload micro = wl;
+  micro.batch = micro_batch;
+  micro.kv_batch = wl.KvSequences();  // every micro-batch's KV cache stays on the stage
   auto groups = StageNodes(sys, S);
   std::vector<TpSystem> subs;
   std::vector<double> caps;
+  std::vector<StageTime> times;
   std::vector<int64_t> max_layers;
   for (int s = 0; s < S; ++s) {
     subs.push_back(SubSystem(sys, groups[s], s));
@@ -144,15 +164,13 @@ StatusOr<PipelineResult> PlanStages(const TpSystem& sys, const LlmShape& shape,
     caps.push_back(c);
     HX_ASSIGN_OR_RETURN(int64_t m, MaxLayers(subs[s], shape, wl, options, s == 0, s == S - 1));
     max_layers.push_back(m);
+    HX_ASSIGN_OR_RETURN(StageTime t, TimeStage(subs[s], shape, micro, options, s == 0, s == S - 1));
+    times.push_back(t);
   }
-  auto split = SplitLayers(shape.layers, caps, max_layers);
+  auto split = SplitLayers(shape.layers, times, max_layers);
   if (!split.ok())
     return ResourceExhausted("model '" + shape.name + "' does not fit " + std::to_string(S) +
                              " pipeline stages of '" + sys.name + "': " + split.status().message());
-  int64_t micro_batch = (wl.batch + r.micro_batches - 1) / r.micro_batches;
-  LlmWorkload micro = wl;
-  micro.batch = micro_batch;
-  micro.kv_batch = wl.KvSequences();  // every micro-batch's KV cache stays on the stage
   // The ends go to the first and last stages that take part (a stage too weak for a layer does
   // not); a stage whose ends then overflow it fails PlanTensorParallel's memory check.
   int first = 0, last = S - 1;

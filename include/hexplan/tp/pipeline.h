@@ -1,10 +1,11 @@
 #pragma once
 // Pipeline x tensor parallelism (`hexplan tp MODEL --pp auto|N`): the nodes are cut into S stages
 // (contiguous in the cluster's node order, capability-balanced); each stage holds a contiguous run
-// of decoder layers, split unevenly by the stages' capability and capped by their GPU memory
-// (HexGen's idea, Jiang et al., ICML 2024), and runs them with tensor parallelism over its own
-// nodes (the method of TpOptions). The batch is cut into micro-batches that flow through the
-// stages; the bubbles are what the slowest stage leaves idle.
+// of decoder layers, split unevenly so that the slowest stage (its layers and its ends: the
+// embedding on the first, the LM head on the last) is as fast as it can be, capped by the stages'
+// GPU memory (HexGen's idea, Jiang et al., ICML 2024), and runs them with tensor parallelism over
+// its own nodes (the method of TpOptions). The batch is cut into micro-batches that flow through
+// the stages; the bubbles are what the slowest stage leaves idle.
 //
 // Times per micro-batch m of b/M sequences: prefill (TTFT) = sum_s P_s + (M-1) max_s P_s plus one
 // activation hand-off per stage boundary; decode step (TPOT) = max(M max_s D_s, sum_s D_s + the
@@ -52,9 +53,22 @@ StatusOr<PipelineResult> PlanPipeline(const TpSystem& system, const LlmShape& sh
                                       const LlmWorkload& workload, const TpOptions& tp_options,
                                       const PipelineOptions& options);
 
-// The layer split: proportional to `capabilities`, no stage above its `max_layers`, every layer
-// once. Errors when sum(max_layers) < layers.
-StatusOr<std::vector<int64_t>> SplitLayers(int64_t layers, const std::vector<double>& capabilities,
+// A stage's time for n layers, linear in n: its ends (embedding, LM head) plus n layers. A stage
+// given no layer takes no part (time 0).
+struct StageTime {
+  double ends_s = 0.0;
+  double per_layer_s = 0.0;
+  double For(int64_t layers) const {
+    return layers > 0 ? ends_s + static_cast<double>(layers) * per_layer_s : 0.0;
+  }
+};
+
+// The layer split whose slowest stage is fastest: every layer once, no stage above its
+// `max_layers`. Each layer goes, one at a time, to the stage it leaves least loaded (ties to the
+// earlier stage), which is optimal for stage times that grow with their layers: the split's
+// slowest stage is the `layers`-th smallest of all the stages' times for 1, 2, ... layers.
+// Errors when sum(max_layers) < layers.
+StatusOr<std::vector<int64_t>> SplitLayers(int64_t layers, const std::vector<StageTime>& times,
                                            const std::vector<int64_t>& max_layers);
 
 }  // namespace hx::tp
