@@ -223,6 +223,7 @@ StatusOr<NetworkProfile> MeasureNetwork(exec::Communicator& comm,
   HX_RETURN_IF_ERROR(options.Validate());
   NetworkProfile net;
   net.ranks = comm.size();
+  net.all_reduce_algorithm = comm.all_reduce_algorithm();
   net.p2p.resize(static_cast<size_t>(comm.size()));
   net.p2p_fit.resize(static_cast<size_t>(comm.size()));
   const std::vector<int64_t> sizes = NetworkSizes(options);
@@ -278,6 +279,7 @@ nlohmann::json NetworkProfile::ToJson(const NetworkFits* prior) const {
     out["all_reduce"] = NetFitWithErrors(all_reduce_fit, all_reduce, false,
                                          prior != nullptr ? &prior->all_reduce : nullptr);
     out["all_reduce"]["ranks"] = ranks;
+    out["all_reduce"]["algorithm"] = all_reduce_algorithm;
     out["all_gather"] = {{"ranks", ranks}, {"samples", SamplesJson(all_gather)}};
     out["reduce_scatter"] = {{"ranks", ranks}, {"samples", SamplesJson(reduce_scatter)}};
   }

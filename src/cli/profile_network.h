@@ -46,6 +46,7 @@ struct NetworkProfile {
   std::vector<cost::AllReduceModel> p2p_fit;
   std::vector<cost::CollectiveSample> all_reduce;  // over every rank
   cost::AllReduceModel all_reduce_fit;
+  std::string all_reduce_algorithm;  // the transport's (Communicator::all_reduce_algorithm)
   // Measured, not fitted (the fitter models a ring all-reduce); bytes: the gathered result, the
   // reduced input.
   std::vector<cost::CollectiveSample> all_gather, reduce_scatter;

@@ -94,6 +94,7 @@ class Runner:
         if os.geteuid() == 0:
             cmd.append("--allow-run-as-root")
         for name in ("ASAN_OPTIONS", "HEXPLAN_TEST_FAIL_OP", "OMPI_MCA_btl_tcp_if_include",
+                     "OMPI_MCA_coll_libnbc_iallreduce_algorithm",
                      "OMPI_MCA_oob_tcp_if_include", "PMIX_MCA_ptl", "PMIX_MCA_ptl_tcp_if_include",
                      "PMIX_MCA_ptl_tcp_remote_connections"):
             if name in self.env:
@@ -297,9 +298,24 @@ def case_profile_network(run):
           and [s["bytes"] for s in fit["reduce_scatter"]["samples"]] == sizes
           and all(s["seconds"] > 0 for s in fit["all_reduce"]["samples"])
           and fit["p2p"][0]["latency_s"] >= 0 and fit["p2p"][0]["bandwidth_bytes_per_s"] > 0
-          and fit["all_reduce"]["alpha_s"] >= 0 and fit["all_reduce"]["bus_bytes_per_s"] > 0)
+          and fit["all_reduce"]["alpha_s"] >= 0 and fit["all_reduce"]["bus_bytes_per_s"] > 0
+          # The transport asks Open MPI's libnbc for the ring (its default below four ranks
+          # reduces to one rank and broadcasts back: twice the ring's time for large buffers).
+          and fit["all_reduce"]["algorithm"] == "ring")
     if not ok:
         sys.exit("FAIL: unexpected network profile:\n" + json.dumps(fit, indent=1))
+    # A user's own choice of algorithm stays, and the profile says which ran.
+    run.env["OMPI_MCA_coll_libnbc_iallreduce_algorithm"] = "rabenseifner"
+    try:
+        r, _ = run.mpi(2, "profile", *MODEL, "--network", net, "--network-max-bytes", "16384",
+                       "--network-step", "2", "--repeat", "1", "--budget", "0.1", "-o", prof)
+    finally:
+        del run.env["OMPI_MCA_coll_libnbc_iallreduce_algorithm"]
+    with open(net) as f:
+        chosen = json.load(f)["all_reduce"].get("algorithm")
+    if r.returncode != 0 or chosen != "rabenseifner":
+        sys.exit("FAIL: profile --network with the user's algorithm (rabenseifner): exit %d, "
+                 "algorithm %r\n%s" % (r.returncode, chosen, r.stderr))
     print("ok: profile --network over 2 ranks (%.1f s): p2p %.1f us + S / %.2g GB/s, all-reduce "
           "alpha %.1f us, bus %.2g GB/s" %
           (seconds, fit["p2p"][0]["latency_s"] * 1e6, fit["p2p"][0]["bandwidth_bytes_per_s"] / 1e9,

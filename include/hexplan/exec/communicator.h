@@ -57,6 +57,9 @@ class Communicator {
   virtual Status ReduceScatterSum(const RankGroup& group, const float* send, int64_t count_per_rank,
                                   float* receive) = 0;
   virtual Status Barrier() = 0;
+  // The algorithm AllReduceSum runs ("ring", ...), which a network profile records beside its
+  // fit; "" where the transport does not choose one.
+  virtual std::string all_reduce_algorithm() const { return ""; }
 
   // Ends every rank after an error on this one: prints `message` (which names the rank and the
   // operator) and exits all ranks with `exit_code`. Does not return.

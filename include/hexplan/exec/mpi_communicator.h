@@ -55,6 +55,9 @@ class MpiCommunicator final : public Communicator {
   Status ReduceScatterSum(const RankGroup& group, const float* send, int64_t count_per_rank,
                           float* receive) override;
   Status Barrier() override;
+  // Open MPI's libnbc algorithm for MPI_Iallreduce: "ring" unless the user's environment sets
+  // OMPI_MCA_coll_libnbc_iallreduce_algorithm (then that).
+  std::string all_reduce_algorithm() const override;
   [[noreturn]] void Abort(const std::string& message, int exit_code) override;
 
   struct State;  // MPI handles (mpi_communicator.cc)
