@@ -95,7 +95,7 @@ int RunRunOnRanks(const RunArgs& args, RunRanks& ranks) {
   options.chunk_bytes = args.chunk_bytes;
   options.watchdog_s = args.watchdog_s;
   options.spin_us = args.spin_us;
-  options.inline_activation_copies = !args.copy_threads;
+  options.inline_copies = !args.copy_threads;
   // Events cost two clock reads and two stores per op: keep them only for a trace, so the
   // measured latency is the plan's own (the profiler and benchmarks run without them too).
   options.record_events = !args.trace_path.empty();
@@ -300,8 +300,9 @@ Command AddRunCommand(CLI::App& root) {
                   "how long a device thread polls for its next subgraph's inputs before it sleeps")
       ->default_val(exec::ExecOptions{}.spin_us);
   app->add_flag("--copy-threads", args->copy_threads,
-                "give activation copies between core groups their own copy threads (by default "
-                "the thread that produced an activation copies it)");
+                "give copies between core groups and weight loads their own copy threads (by "
+                "default the thread that produced an activation copies it, and the device thread "
+                "that needs a weight, or the run's own thread, loads it)");
   app->add_flag("--json", args->json, "print one JSON object");
   return {app, [args]() {
             if (args->tp_plan_path.empty() == args->plan_path.empty())

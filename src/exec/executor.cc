@@ -515,26 +515,29 @@ void Executor::IndexWaitersAndMarks() {
 
 void Executor::ChooseInlineCopyStreams() {
   const plan::Plan& plan = *plan_;
-  // Copy streams of activations between devices, on a backend whose copies are the calling
-  // thread's work, get no thread: each transfer runs on the thread that finishes what it waits
-  // for last (the producer's device thread, or the one that ran the stream's previous transfer).
-  // Waking a copy thread for each hand-off cost more than the copies (tens of microseconds per
-  // wake-up of a sleeping core; LSTM plans cross devices thousands of times).
+  // Copy streams within the process (activations between devices, weight loads from the host),
+  // on a backend whose copies are the calling thread's work, get no thread: each transfer runs on
+  // the thread that finishes what it waits for last (the producer's device thread, or the one
+  // that ran the stream's previous transfer); a load, which waits for nothing, on the thread
+  // that starts the run or on a device thread that needs it (RunComputeStream). Waking a copy
+  // thread cost more than the copies (tens of microseconds per wake-up of a sleeping core; LSTM
+  // plans cross devices thousands of times), and a copy thread pinned to its destination's cores
+  // could not overlap that device's compute anyway: at each run's start the loads waited 60-100
+  // us for their thread to get a core from the device threads polling for those very loads.
   inline_stream_.assign(tasks_.streams.size(), 0);
-  if (options_.inline_activation_copies && options_.copy_order == CopyOrder::kPlan &&
+  if (options_.inline_copies && options_.copy_order == CopyOrder::kPlan &&
       backend_->CopiesOnCallingThread()) {
     for (size_t k = 0; k < tasks_.streams.size(); ++k) {
       const plan::Stream& st = tasks_.streams[k];
       if (st.compute || k == receive_stream_) continue;
-      bool activations_only = true;
+      bool in_process = true;
       for (uint32_t task : st.tasks) {
         const uint32_t i = tasks_.tasks[task].transfer;
-        activations_only = activations_only &&
-                           plan.transfers[i].kind == plan::TransferKind::kActivation &&
-                           transfer_src_[i] >= 0 && transfer_dst_[i] >= 0;
+        const bool from_host = plan.transfers[i].kind == plan::TransferKind::kWeightLoad;
+        in_process = in_process && transfer_dst_[i] >= 0 && (transfer_src_[i] >= 0 || from_host);
       }
-      inline_stream_[k] = activations_only ? 1 : 0;
-      has_inline_streams_ = has_inline_streams_ || activations_only;
+      inline_stream_[k] = in_process ? 1 : 0;
+      has_inline_streams_ = has_inline_streams_ || in_process;
     }
   }
   // Across ranks, the streams of other ranks' devices (left empty) get no thread.
@@ -757,6 +760,7 @@ Status Executor::RunComputeStream(RunState& s, uint32_t stream) {
   if (!s.WaitGo(stream)) return Status::Ok();
   for (uint32_t task : st.tasks) {
     const plan::Task& t = tasks_.tasks[task];
+    HX_RETURN_IF_ERROR(RunReadyInlineDeps(s, t, stream));
     if (!s.WaitDeps(t, spin)) return Status::Ok();
     const plan::Subgraph& sg = plan_->devices[t.schedule].subgraphs[t.subgraph];
     for (NodeId op : sg.ops) {
@@ -764,6 +768,20 @@ Status Executor::RunComputeStream(RunState& s, uint32_t stream) {
       HX_RETURN_IF_ERROR(RunOp(s, device, op));
     }
     HX_RETURN_IF_ERROR(Complete(s, task));
+  }
+  return Status::Ok();
+}
+
+Status Executor::RunReadyInlineDeps(RunState& s, const plan::Task& task, uint32_t runner) {
+  if (!has_inline_streams_) return Status::Ok();
+  thread_local std::vector<uint32_t> claimed;
+  for (bool ran = true; ran;) {  // a stream's next transfer may be the next one waited for
+    claimed.clear();
+    for (uint32_t d : task.deps)
+      if (inline_stream_[tasks_.tasks[d].stream] && !s.Done(d))
+        ClaimReadyInline(s, tasks_.tasks[d].stream, &claimed);
+    ran = !claimed.empty();
+    HX_RETURN_IF_ERROR(RunClaimed(s, &claimed, runner));
   }
   return Status::Ok();
 }

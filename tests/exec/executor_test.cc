@@ -293,11 +293,11 @@ TEST(ExecutorTest, ConstantsAreMadeOnceAndKeptAcrossRuns) {
   EXPECT_EQ((*backend)->MemoryInUse(0), 0);
 }
 
-// On the CPU backend an activation copy between core groups is work for a core, so the thread that
-// produced it copies it: queues of activations get no thread of their own. Outputs, transfers
-// and events are the same whichever thread copies and however long threads poll before they
-// sleep.
-TEST(ExecutorTest, ActivationCopiesRunOnTheProducersThreadOnCpu) {
+// On the CPU backend a copy is work for a core, so the thread that produced an activation copies
+// it and a weight is loaded by the thread that needs it: copy queues within the process get no
+// thread of their own. Outputs, transfers and events are the same whichever thread copies and
+// however long threads poll before they sleep.
+TEST(ExecutorTest, CopiesRunOnTheThreadsThatNeedThemOnCpu) {
   Case c = MakeCase(hx::testing::MakeRandomDag(40, 3, 16));
   hw::Cluster cluster = CpuCluster(2);
   PlanSpec spec;
@@ -316,7 +316,7 @@ TEST(ExecutorTest, ActivationCopiesRunOnTheProducersThreadOnCpu) {
   std::vector<ExecResult> results;
   for (Variant v : {Variant{true, 50.0}, Variant{false, 0.0}, Variant{true, 0.0}}) {
     ExecOptions opts;
-    opts.inline_activation_copies = v.inline_copies;
+    opts.inline_copies = v.inline_copies;
     opts.spin_us = v.spin_us;
     auto executor = Executor::Create(p, c.graph, cluster, backend->get(), &c.weights, opts);
     ASSERT_TRUE(executor.ok()) << executor.status().ToString();
@@ -335,12 +335,31 @@ TEST(ExecutorTest, ActivationCopiesRunOnTheProducersThreadOnCpu) {
       EXPECT_TRUE(BitEqual(r.outputs[i], results[0].outputs[i])) << r.output_names[i];
     EXPECT_EQ(r.events.size(), results[0].events.size());
   }
-  // A queue that also loads weights keeps its thread.
+  // Weight loads from the host are copies on the calling thread too: the run's own thread or the
+  // device thread that needs a weight loads it (no thread of their own), with the same outputs as
+  // copy threads and as the weights read in place.
   spec.weight_mode = [](NodeId, int) { return plan::WeightMode::kLoad; };
   plan::Plan loads = MakePlan(c.graph, cluster, spec);
-  auto executor = Executor::Create(loads, c.graph, cluster, backend->get(), &c.weights);
-  ASSERT_TRUE(executor.ok()) << executor.status().ToString();
-  EXPECT_GT((*executor)->num_threads(), 2u);
+  size_t load_count = 0;
+  for (const plan::Transfer& tr : loads.transfers)
+    load_count += tr.kind == plan::TransferKind::kWeightLoad ? 1 : 0;
+  ASSERT_GT(load_count, 0u);
+  for (bool inline_copies : {true, false}) {
+    ExecOptions opts;
+    opts.inline_copies = inline_copies;
+    auto executor = Executor::Create(loads, c.graph, cluster, backend->get(), &c.weights, opts);
+    ASSERT_TRUE(executor.ok()) << executor.status().ToString();
+    EXPECT_EQ((*executor)->num_threads() == 2u, inline_copies);
+    for (int run = 0; run < 3; ++run) {
+      auto r = (*executor)->Run(c.inputs);
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      EXPECT_EQ(r->transfers_run, loads.transfers.size());
+      EXPECT_EQ(r->inline_copies > 0, inline_copies);
+      for (size_t i = 0; i < r->outputs.size(); ++i)
+        EXPECT_TRUE(BitEqual(r->outputs[i], results[0].outputs[i])) << r->output_names[i];
+    }
+    for (int d = 0; d < 2; ++d) EXPECT_EQ((*backend)->MemoryInUse(d), 0) << d;
+  }
   ExecOptions negative;
   negative.spin_us = -1.0;
   EXPECT_FALSE(negative.Validate().ok());

@@ -43,11 +43,12 @@ struct ExecOptions {
   int64_t chunk_bytes = int64_t{1} << 20;  // kRoundRobin: bytes copied per turn
   double watchdog_s = 60.0;                // abort when no task finishes for this long; 0: never
   bool record_events = true;               // keep op/transfer events for a trace
-  // On a backend whose device-to-device copies are the calling thread's work (the CPU backend's
-  // memcpy), copy queues holding only activations between devices get no thread: each transfer
-  // runs on the thread that finishes the last thing it waits for, usually the producer's device
-  // thread right after the producing subgraph.
-  bool inline_activation_copies = true;
+  // On a backend whose copies are the calling thread's work (the CPU backend's memcpy), copy
+  // queues within the process (activations between devices, weight loads from the host) get no
+  // thread: each transfer runs on the thread that finishes the last thing it waits for, usually
+  // the producer's device thread right after the producing subgraph; a weight load on the thread
+  // that starts the run or on the device thread waiting for it.
+  bool inline_copies = true;
   // A device thread polls this long for what its next subgraph waits for before it sleeps on its
   // condition variable (waking a sleeping core costs tens of microseconds); 0 sleeps at once.
   double spin_us = 50.0;
@@ -75,7 +76,7 @@ struct ExecResult {
   std::shared_ptr<const std::vector<std::string>> track_names;
   uint64_t ops_run = 0;
   uint64_t transfers_run = 0;  // across ranks: this rank's, sends and receives included
-  // Activation copies that device threads ran themselves (ExecOptions::inline_activation_copies)
+  // Copies that device threads ran themselves (ExecOptions::inline_copies)
   // and the time they spent on them, copy and bookkeeping, summed over the threads.
   uint64_t inline_copies = 0;
   double inline_copy_s = 0.0;
@@ -110,7 +111,7 @@ class Executor {
 
   const plan::TaskGraph& task_graph() const { return tasks_; }
   // The threads one Run starts: one per device, one per copy queue that has a thread of its own
-  // (ExecOptions::inline_activation_copies).
+  // (ExecOptions::inline_copies).
   size_t num_threads() const;
 
  private:
@@ -140,6 +141,10 @@ class Executor {
   // Claims the next transfer of a thread-less copy stream when it is ready (appended to
   // `claimed`); called after a task it may wait for has finished.
   void ClaimReadyInline(RunState& state, uint32_t stream, std::vector<uint32_t>* claimed) const;
+  // Before a compute task waits: runs, on this thread (`runner`), the ready transfers of
+  // thread-less streams it waits for (weight loads, which wait for nothing), rather than wait
+  // for another thread to run them.
+  Status RunReadyInlineDeps(RunState& state, const plan::Task& task, uint32_t runner);
   Status RunOp(RunState& state, int device, NodeId op);
   // A Constant op (kept_constants_): its value is computed by its first run and kept on its
   // device; later runs point its output's slot at that buffer, as ONNX Runtime folds Constants
