@@ -800,10 +800,16 @@ void Executor::ClaimReadyInline(RunState& s, uint32_t stream,
     claimed->push_back(queue[next]);
 }
 
-Status Executor::RunClaimed(RunState& s, std::vector<uint32_t>* claimed, uint32_t runner) {
-  while (!claimed->empty()) {
-    const uint32_t task = claimed->back();
-    claimed->pop_back();
+Status Executor::RunClaimed(RunState& s, std::vector<uint32_t>* claimed, uint32_t runner,
+                            ClaimOrder order) {
+  for (size_t first = 0; first < claimed->size();) {  // MarkDone appends what it makes ready
+    uint32_t task;
+    if (order == ClaimOrder::kFirstFirst) {
+      task = (*claimed)[first++];
+    } else {
+      task = claimed->back();
+      claimed->pop_back();
+    }
     if (s.failed.load(std::memory_order_acquire)) return Status::Ok();
     const Clock::time_point start = Clock::now();
     const plan::Transfer& tr = plan_->transfers[tasks_.tasks[task].transfer];
@@ -815,6 +821,7 @@ Status Executor::RunClaimed(RunState& s, std::vector<uint32_t>* claimed, uint32_
       p.inline_copy_s += std::chrono::duration<double>(Clock::now() - start).count();
     }
   }
+  claimed->clear();
   return Status::Ok();
 }
 
@@ -1196,12 +1203,15 @@ StatusOr<ExecResult> Executor::Run(const std::map<std::string, HostTensor>& inpu
     s.t0 = Clock::now();
   }
   s.WakeAll();
-  // Transfers of streams without a thread that wait for nothing run here.
+  // Transfers of streams without a thread that wait for nothing (weight loads) run here, first
+  // come first served: each queue's first, then what those made ready (each queue's second, ...),
+  // so that every device soon has its first weights. A device thread waiting for a load nobody has
+  // claimed yet runs it itself (RunReadyInlineDeps).
   if (has_inline_streams_) {
     std::vector<uint32_t> claimed;
     for (uint32_t k = 0; k < tasks_.streams.size(); ++k)
       if (inline_stream_[k]) ClaimReadyInline(s, k, &claimed);
-    Status st = RunClaimed(s, &claimed, plan::kNoTask);
+    Status st = RunClaimed(s, &claimed, plan::kNoTask, ClaimOrder::kFirstFirst);
     if (!st.ok()) s.Fail(st);
   }
   // Watchdog: the run fails when no task finishes for options_.watchdog_s.

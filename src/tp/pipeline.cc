@@ -22,7 +22,13 @@ StatusOr<std::vector<int64_t>> SplitLayers(int64_t layers, const std::vector<Sta
     return ResourceExhausted("the stages' GPU memory holds " + std::to_string(room) + " of the " +
                              std::to_string(layers) + " layers");
   std::vector<int64_t> out(times.size(), 0);
-  for (int64_t placed = 0; placed < layers; ++placed) {
+  int64_t placed = 0;
+  // The first and the last stage hold the model's ends (their times include them): each takes a
+  // layer first where its memory holds one, so that the ends never move to a stage timed and
+  // sized without them.
+  for (size_t s : {size_t{0}, times.size() - 1})
+    if (out[s] == 0 && max_layers[s] > 0 && placed < layers) ++out[s], ++placed;
+  for (; placed < layers; ++placed) {
     size_t best = times.size();
     for (size_t s = 0; s < times.size(); ++s) {
       if (out[s] >= max_layers[s]) continue;

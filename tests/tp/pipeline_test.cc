@@ -52,17 +52,28 @@ double SlowestStage(const std::vector<int64_t>& split, const std::vector<StageTi
   return slowest;
 }
 
-// The slowest stage of the best split, found by trying every split of the first `stage` stages.
+// The slowest stage of the best split, found by trying every split of the stages from `stage` on,
+// each stage at least `least[s]` layers.
 double BestSlowestStage(int64_t layers, const std::vector<StageTime>& times,
-                        const std::vector<int64_t>& max_layers, std::vector<int64_t>* split,
-                        size_t stage = 0) {
+                        const std::vector<int64_t>& max_layers, const std::vector<int64_t>& least,
+                        std::vector<int64_t>* split, size_t stage = 0) {
   if (stage == times.size()) return layers == 0 ? SlowestStage(*split, times) : 1e300;
   double best = 1e300;
-  for (int64_t n = 0; n <= std::min(layers, max_layers[stage]); ++n) {
+  for (int64_t n = least[stage]; n <= std::min(layers, max_layers[stage]); ++n) {
     (*split)[stage] = n;
-    best = std::min(best, BestSlowestStage(layers - n, times, max_layers, split, stage + 1));
+    best = std::min(best, BestSlowestStage(layers - n, times, max_layers, least, split, stage + 1));
   }
   return best;
+}
+
+// What SplitLayers owes the ends' stages: the first a layer where its memory holds one, then the
+// last, while layers remain.
+std::vector<int64_t> EndsTakeALayer(int64_t layers, const std::vector<int64_t>& max_layers) {
+  std::vector<int64_t> least(max_layers.size(), 0);
+  int64_t left = layers;
+  for (size_t s : {size_t{0}, max_layers.size() - 1})
+    if (least[s] == 0 && max_layers[s] > 0 && left > 0) least[s] = 1, --left;
+  return least;
 }
 
 void SplitLayersBalancesTheSlowestStageWithinMemory() {
@@ -87,12 +98,16 @@ void SplitLayersBalancesTheSlowestStageWithinMemory() {
       max_layers[s] = static_cast<int64_t>(rng() % 8);
     }
     std::vector<int64_t> probe(stages);
-    double best = BestSlowestStage(layers, times, max_layers, &probe);
+    const std::vector<int64_t> least = EndsTakeALayer(layers, max_layers);
+    double best = BestSlowestStage(layers, times, max_layers, least, &probe);
     auto split = SplitLayers(layers, times, max_layers);
     ASSERT_EQ(split.ok(), best < 1e300) << "trial " << trial;
     if (!split.ok()) continue;
     EXPECT_EQ(std::accumulate(split->begin(), split->end(), int64_t{0}), layers);
-    for (size_t s = 0; s < stages; ++s) EXPECT_LE((*split)[s], max_layers[s]);
+    for (size_t s = 0; s < stages; ++s) {
+      EXPECT_LE((*split)[s], max_layers[s]);
+      EXPECT_GE((*split)[s], least[s]);
+    }
     EXPECT_DOUBLE_EQ(SlowestStage(*split, times), best) << "trial " << trial;
   }
 }
@@ -199,6 +214,36 @@ TEST(PipelineTest, EmbeddingOnTheFirstStageLmHeadOnTheLast) {
   EXPECT_LT(head, 2 * floor);
   // Llama's head is its own matrix, as large as the embedding: stage 0 holds its extra layers more.
   EXPECT_GT(first.tp.memory_per_gpu_max_bytes, second.tp.memory_per_gpu_max_bytes);
+}
+
+// One layer per stage and an LM head that outweighs a layer: the last stage still takes a layer
+// and the head, rather than leaving both to a stage timed and sized without the head.
+TEST(PipelineTest, TheLastStageKeepsTheHeadWhenItOutweighsALayer) {
+  auto spec = hw::FindDeviceSpec("H100-SXM5-80GB");
+  ASSERT_TRUE(spec.has_value());
+  TpSystem sys = MakeUniformSystem(std::vector<int>(32, 1), *spec, "fp16");
+  const auto attention = graph::ZooAttention("llama3-8b");
+  ASSERT_TRUE(attention.has_value());
+  LlmShape shape =
+      ShapeFromConfig("llama3-8b", *graph::ZooTransformerConfig("llama3-8b"), 2, &*attention);
+  LlmWorkload wl;
+  wl.batch = 1;
+  wl.input_len = 128;
+  wl.output_len = 4;
+  TpOptions o;
+  o.method = TpMethod::kMegatron;
+  o.time = *TimePreset("calibrated");
+  PipelineOptions p;
+  p.stages = 32;
+  auto r = PlanPipeline(sys, shape, wl, o, p);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->stages.size(), 32u);
+  ExpectCoversEveryLayerOnce(*r, 32);
+  EXPECT_TRUE(r->stages.front().embedding);
+  EXPECT_TRUE(r->stages.back().lm_head);
+  EXPECT_EQ(r->stages.back().layer_end - r->stages.back().layer_begin, 1);
+  // The head's stage is the slowest: it outweighs the layer the others hold.
+  EXPECT_GT(r->stages.back().tp.per_token_s, 2 * r->stages[1].tp.per_token_s);
 }
 
 TEST(PipelineCliTest, PpAutoAndBadCounts) {

@@ -135,9 +135,13 @@ class Executor {
   Status RunTransferChunk(RunState& state, uint32_t task, int64_t offset, int64_t bytes);
   // Marks `task` done, then runs the transfers of thread-less streams that became ready.
   Status Complete(RunState& state, uint32_t task);
-  // `runner`: the compute stream whose thread runs them (their time is counted there), or
-  // plan::kNoTask.
-  Status RunClaimed(RunState& state, std::vector<uint32_t>* claimed, uint32_t runner);
+  // Runs `claimed` and what each makes ready (appended by MarkDone). `runner`: the compute stream
+  // whose thread runs them (their time is counted there), or plan::kNoTask. kLastFirst follows a
+  // producer's chain of copies; kFirstFirst takes the queues in turn (the run's start: each
+  // queue's first load, then each queue's second, ...).
+  enum class ClaimOrder : uint8_t { kLastFirst, kFirstFirst };
+  Status RunClaimed(RunState& state, std::vector<uint32_t>* claimed, uint32_t runner,
+                    ClaimOrder order = ClaimOrder::kLastFirst);
   // Claims the next transfer of a thread-less copy stream when it is ready (appended to
   // `claimed`); called after a task it may wait for has finished.
   void ClaimReadyInline(RunState& state, uint32_t stream, std::vector<uint32_t>* claimed) const;

@@ -64,10 +64,10 @@ struct StageTime {
 };
 
 // The layer split whose slowest stage is fastest: every layer once, no stage above its
-// `max_layers`. Each layer goes, one at a time, to the stage it leaves least loaded (ties to the
-// earlier stage), which is optimal for stage times that grow with their layers: the split's
-// slowest stage is the `layers`-th smallest of all the stages' times for 1, 2, ... layers.
-// Errors when sum(max_layers) < layers.
+// `max_layers`, the first and the last stage (which hold the model's ends) at least one layer
+// each where their memory holds one. Each further layer goes, one at a time, to the stage it
+// leaves least loaded (ties to the earlier stage): for stage times that grow with their layers no
+// split under those rules has a faster slowest stage. Errors when sum(max_layers) < layers.
 StatusOr<std::vector<int64_t>> SplitLayers(int64_t layers, const std::vector<StageTime>& times,
                                            const std::vector<int64_t>& max_layers);
 
