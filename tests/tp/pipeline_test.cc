@@ -163,6 +163,26 @@ void StagesFollowCapabilityAndBubblesVanishWithMatchedStages() {
   EXPECT_FALSE(PlanPipeline(sys, Synthetic(96), PipelineSmallWorkload(), o, p).ok());
 }
 
+// Llama-3-8B at batch 1 (128 in, 4 out), calibrated Megatron, over `stages` one-GPU nodes, one
+// stage each.
+StatusOr<PipelineResult> Llama3On1GpuStages(const hw::DeviceSpec& spec, int stages) {
+  TpSystem sys = MakeUniformSystem(std::vector<int>(static_cast<size_t>(stages), 1), spec, "fp16");
+  const auto attention = graph::ZooAttention("llama3-8b");
+  if (!attention.has_value()) return NotFound("llama3-8b has no attention widths");
+  LlmShape shape =
+      ShapeFromConfig("llama3-8b", *graph::ZooTransformerConfig("llama3-8b"), 2, &*attention);
+  LlmWorkload wl;
+  wl.batch = 1;
+  wl.input_len = 128;
+  wl.output_len = 4;
+  TpOptions o;
+  o.method = TpMethod::kMegatron;
+  o.time = *TimePreset("calibrated");
+  PipelineOptions p;
+  p.stages = stages;
+  return PlanPipeline(sys, shape, wl, o, p);
+}
+
 // The embedding sits on the first stage and the LM head on the last: a stage's parameters count
 // the ends it holds (a tied head is a copy of the embedding where the two are apart), and the
 // calibrated step model times the head on the last stage only.
@@ -181,21 +201,7 @@ TEST(PipelineTest, EmbeddingOnTheFirstStageLmHeadOnTheLast) {
 
   auto spec = hw::FindDeviceSpec("H100-SXM5-80GB");
   ASSERT_TRUE(spec.has_value());
-  TpSystem sys = MakeUniformSystem({1, 1}, *spec, "fp16");
-  const auto attention = graph::ZooAttention("llama3-8b");
-  ASSERT_TRUE(attention.has_value());
-  LlmShape shape =
-      ShapeFromConfig("llama3-8b", *graph::ZooTransformerConfig("llama3-8b"), 2, &*attention);
-  LlmWorkload wl;
-  wl.batch = 1;
-  wl.input_len = 128;
-  wl.output_len = 4;
-  TpOptions o;
-  o.method = TpMethod::kMegatron;
-  o.time = *TimePreset("calibrated");
-  PipelineOptions p;
-  p.stages = 2;
-  auto r = PlanPipeline(sys, shape, wl, o, p);
+  auto r = Llama3On1GpuStages(*spec, 2);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   ASSERT_EQ(r->stages.size(), 2u);
   // The head's time moves layers to stage 0: the slower stage is within a layer of the other.
@@ -221,21 +227,7 @@ TEST(PipelineTest, EmbeddingOnTheFirstStageLmHeadOnTheLast) {
 TEST(PipelineTest, TheLastStageKeepsTheHeadWhenItOutweighsALayer) {
   auto spec = hw::FindDeviceSpec("H100-SXM5-80GB");
   ASSERT_TRUE(spec.has_value());
-  TpSystem sys = MakeUniformSystem(std::vector<int>(32, 1), *spec, "fp16");
-  const auto attention = graph::ZooAttention("llama3-8b");
-  ASSERT_TRUE(attention.has_value());
-  LlmShape shape =
-      ShapeFromConfig("llama3-8b", *graph::ZooTransformerConfig("llama3-8b"), 2, &*attention);
-  LlmWorkload wl;
-  wl.batch = 1;
-  wl.input_len = 128;
-  wl.output_len = 4;
-  TpOptions o;
-  o.method = TpMethod::kMegatron;
-  o.time = *TimePreset("calibrated");
-  PipelineOptions p;
-  p.stages = 32;
-  auto r = PlanPipeline(sys, shape, wl, o, p);
+  auto r = Llama3On1GpuStages(*spec, 32);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   ASSERT_EQ(r->stages.size(), 32u);
   ExpectCoversEveryLayerOnce(*r, 32);
