@@ -99,6 +99,13 @@ nlohmann::json DeviceJson(const DeviceFits& d) {
                            {"written", c.written},
                            {"pass", c.pass}});
   }
+  nlohmann::json checks = nlohmann::json::array();
+  for (const auto& c : d.kernel_checks)
+    checks.push_back({{"class", std::string(cost::OpClassName(c.op_class))},
+                      {"source", c.source},
+                      {"samples", c.samples},
+                      {"ratio", c.ratio},
+                      {"errors", ErrorsJson(c.errors)}});
   return {{"model", d.model},
           {"measured_on", d.measured_on},
           {"dtype", d.dtype},
@@ -107,6 +114,7 @@ nlohmann::json DeviceJson(const DeviceFits& d) {
           {"classes", classes},
           {"models", models},
           {"collectives", collectives},
+          {"kernel_checks", checks},
           {"pass", d.pass()}};
 }
 
@@ -154,11 +162,23 @@ void PrintModels(const DeviceFits& d) {
       "  errors are after it, the bound is on them)\n");
 }
 
+// The class curves against a named device's kernels that no fit saw (not bounded).
+void PrintKernelChecks(const DeviceFits& d) {
+  std::printf("  the curves against %s kernels (not fitted):\n", d.kernel_checks[0].source.c_str());
+  std::printf("  %-22s %7s %18s %11s %8s\n", "class", "kernels", "predicted/measured", "median err",
+              "geomean");
+  for (const auto& c : d.kernel_checks)
+    std::printf("  %-22s %7d %17.2fx %10.1f%% %7.1f%%\n",
+                std::string(cost::OpClassName(c.op_class)).c_str(), c.samples, c.ratio,
+                100 * c.errors.median, 100 * c.errors.geomean);
+}
+
 void PrintDevice(const DeviceFits& d) {
   std::printf("%s  (%s peak %.1f TFLOP/s, %.0f GB/s; data: %s)\n", d.model.c_str(), d.dtype.c_str(),
               d.peak.flops_per_s / 1e12, d.peak.bytes_per_s / 1e9, d.measured_on.c_str());
   PrintClasses(d);
   if (!d.models.empty()) PrintModels(d);
+  if (!d.kernel_checks.empty()) PrintKernelChecks(d);
   if (!d.collectives.empty()) {
     std::printf("  %-26s %4s %5s %7s %8s %9s %6s %9s %9s  %s\n", "all_reduce system", "gpus",
                 "lines", "samples", "fit err", "held-out", "bound", "lat fit", "lat NCCL",

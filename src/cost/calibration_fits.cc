@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "hexplan/cost/calibration_data.h"
+#include "hexplan/cost/deepbench_data.h"
 #include "hexplan/cost/fit_collective.h"
 #include "hexplan/hw/device_spec.h"
 
@@ -158,6 +159,10 @@ StatusOr<DeviceFits> PipeDreamFits(const std::string& data_dir) {
   HX_ASSIGN_OR_RETURN(Fitted f, FitClasses(samples, d.peak, "assumed V100-SXM2", 0.0));
   d.classes = std::move(f.classes);
   d.models = PipeDreamModelErrors(d, f.fitted, f.held_out);
+  std::map<OpClass, ClassFit> fits;
+  for (const ClassFitResult& r : d.classes) fits[r.op_class] = r.fit;
+  d.kernel_checks = CheckKernels(fits, d.peak, DeepBenchV100Samples(),
+                                 "DeepBench V100 (DGX-1, CUDA 10.1, cuDNN 7.6.2, fp32)");
   return d;
 }
 
@@ -212,6 +217,29 @@ std::vector<ModelErrors> PerModelErrors(const std::map<OpClass, ClassFit>& fits,
   for (const OpSample& s : held_out) add(s, true);
   std::vector<ModelErrors> out;
   for (const auto& [model, r] : ratios) out.push_back(SummariseModel(model, r));
+  return out;
+}
+
+std::vector<KernelCheck> CheckKernels(const std::map<OpClass, ClassFit>& fits,
+                                      const DevicePeak& peak, const std::vector<OpSample>& samples,
+                                      const std::string& source) {
+  std::map<OpClass, std::vector<double>> ratios;
+  for (const OpSample& s : samples) {
+    auto it = fits.find(s.op_class);
+    if (it == fits.end()) continue;
+    ratios[s.op_class].push_back(ClassKernelSeconds(it->second, peak, s.flops, s.bytes) /
+                                 s.seconds);
+  }
+  std::vector<KernelCheck> out;
+  for (const auto& [op_class, r] : ratios) {
+    KernelCheck c;
+    c.op_class = op_class;
+    c.source = source;
+    c.samples = static_cast<int>(r.size());
+    c.ratio = 1.0 / SpeedFactor(r);
+    c.errors = SummariseErrors(ScaledErrors(r, 1.0));
+    out.push_back(c);
+  }
   return out;
 }
 

@@ -5,13 +5,16 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
 
 #include "hexplan/cost/calibration_data.h"
 #include "hexplan/cost/custom_all_reduce_data.h"
+#include "hexplan/cost/deepbench_data.h"
 #include "hexplan/cost/fit_collective.h"
+#include "hexplan/cost/op_class.h"
 #include "testing/test_paths.h"
 
 namespace hx::cost {
@@ -213,6 +216,96 @@ TEST(PerModelErrorsTest, UnfittedClassIsLeftOut) {
   EXPECT_EQ(models[0].all.samples, 3);
   EXPECT_EQ(models[0].speed_factor, 1.0);
   EXPECT_NEAR(models[0].shape_held_out.median, 0.2, 1e-9);
+}
+
+// DeepBench's V100 tables as samples: every row, each with the FLOPs, bytes and class its shape
+// gives (a GEMM's 2MNK; a 3x3 stride-1 convolution as Winograd; a 3-channel input layer as an
+// image convolution, its output size from padding and stride).
+TEST(DeepBenchTest, RowsBecomeSamplesWithTheirShapes) {
+  const std::vector<OpSample> samples = DeepBenchV100Samples();
+  ASSERT_EQ(samples.size(), DeepBenchV100Gemms().size() + DeepBenchV100Convs().size());
+  EXPECT_EQ(DeepBenchV100Gemms().size(), 160u);
+  EXPECT_EQ(DeepBenchV100Convs().size(), 94u);
+  const OpSample& gemm = samples.front();  // DeepSpeech 1760 x 16 x 1760, 0.038 ms
+  EXPECT_EQ(gemm.op_class, OpClass::kGemm);
+  EXPECT_DOUBLE_EQ(gemm.flops, 2.0 * 1760 * 16 * 1760);
+  EXPECT_DOUBLE_EQ(gemm.bytes, 4.0 * (1760 * 1760 + 1760 * 16 + 16 * 1760));
+  EXPECT_DOUBLE_EQ(gemm.seconds, 0.038e-3);
+  EXPECT_TRUE(gemm.harness.empty());
+  std::map<OpClass, int> classes;
+  for (const OpSample& s : samples) {
+    ++classes[s.op_class];
+    EXPECT_GT(s.seconds, 0.0) << s.label;
+    EXPECT_GT(s.flops, 0.0) << s.label;
+  }
+  EXPECT_EQ(classes[OpClass::kGemm], 160);
+  EXPECT_EQ(classes[OpClass::kImageConvolution], 7);  // one or three input channels
+  // The sample of the first convolution row that `matches`.
+  auto conv_sample = [&](auto matches) -> const OpSample* {
+    const std::vector<DeepBenchConv>& convs = DeepBenchV100Convs();
+    for (size_t i = 0; i < convs.size(); ++i)
+      if (matches(convs[i])) return &samples[DeepBenchV100Gemms().size() + i];
+    return nullptr;
+  };
+  // Vision 224 x 224 x 3, batch 16, 64 filters of 7 x 7, pad 3, stride 2: 112 x 112 outputs.
+  const OpSample* image =
+      conv_sample([](const DeepBenchConv& c) { return c.w == 224 && c.c == 3 && c.s == 7; });
+  ASSERT_NE(image, nullptr);
+  EXPECT_EQ(image->op_class, OpClass::kImageConvolution);
+  EXPECT_DOUBLE_EQ(image->flops, 2.0 * 16 * 64 * 112 * 112 * 3 * 7 * 7);
+  EXPECT_DOUBLE_EQ(image->bytes,
+                   4.0 * (16.0 * 3 * 224 * 224 + 64 * 3 * 7 * 7 + 16.0 * 64 * 112 * 112));
+  // ResNet's 7 x 7 x 512 3 x 3 layer at batch 8: Winograd, the direct count / 2.25.
+  const OpSample* winograd = conv_sample([](const DeepBenchConv& c) {
+    return c.w == 7 && c.c == 512 && c.n == 8 && c.k == 512 && c.r == 3;
+  });
+  ASSERT_NE(winograd, nullptr);
+  EXPECT_EQ(winograd->op_class, OpClass::kWinogradConvolution);
+  EXPECT_DOUBLE_EQ(winograd->flops, 2.0 * 8 * 512 * 7 * 7 * 512 * 9 / kWinogradFlopDivisor);
+  EXPECT_DOUBLE_EQ(winograd->seconds, 0.236e-3);
+}
+
+// A check's ratio is the geometric mean of predicted / measured over the class's kernels, from
+// the kernel's time alone (no harness constant); a class without a fit is left out.
+TEST(KernelCheckTest, RatioIsTheGeomeanOfPredictedOverMeasured) {
+  const DevicePeak peak{10e12, 900e9};
+  ClassFit fit;
+  fit.memory_max = 0.8;
+  fit.harness_s["profiler"] = 1.0;  // not a kernel's time: must not count
+  std::vector<OpSample> samples = ScaledLayers(fit, peak, "a", 1.0, 0, 4);  // the curve's times
+  samples[0].seconds /= 2.0;                                                // predicted 2x measured
+  samples[1].seconds /= 2.0;
+  samples[2].seconds *= 2.0;  // predicted 0.5x measured
+  samples[3].seconds /= 4.0;  // predicted 4x
+  OpSample gemm = samples[0];
+  gemm.op_class = OpClass::kGemm;
+  samples.push_back(gemm);
+  const std::vector<KernelCheck> checks =
+      CheckKernels({{OpClass::kElementwise, fit}}, peak, samples, "test");
+  ASSERT_EQ(checks.size(), 1u);
+  EXPECT_EQ(checks[0].op_class, OpClass::kElementwise);
+  EXPECT_EQ(checks[0].samples, 4);
+  EXPECT_NEAR(checks[0].ratio, std::pow(2.0 * 2.0 * 0.5 * 4.0, 0.25), 1e-9);
+  EXPECT_NEAR(checks[0].errors.max, 3.0, 1e-9);
+  EXPECT_EQ(checks[0].source, "test");
+}
+
+// The shipped V100 curves against DeepBench's V100 kernels, which no fit saw: PipeDream's layers
+// (batch 128-256) set the curves, whose half points make small kernels 2-3x too slow. The check
+// must keep reporting that (docs/cost-model.md "DeepBench"); a fit that reached DeepBench's speed
+// would move these ratios and this test with them.
+TEST(ShippedCalibrationTest, V100CurvesAgainstDeepBench) {
+  const DeviceCalibration& v100 = BuiltinCalibrations().at("V100-SXM2-32GB");
+  auto peak = CalibrationPeak("V100-SXM2-32GB");
+  ASSERT_TRUE(peak.ok());
+  const std::vector<KernelCheck> checks =
+      CheckKernels(v100.classes, *peak, DeepBenchV100Samples(), "DeepBench");
+  std::map<OpClass, double> ratio;
+  for (const KernelCheck& c : checks) ratio[c.op_class] = c.ratio;
+  ASSERT_EQ(ratio.size(), 4u);
+  EXPECT_NEAR(ratio[OpClass::kGemm], 1.55, 0.01);
+  EXPECT_NEAR(ratio[OpClass::kConvolution], 1.53, 0.01);
+  EXPECT_NEAR(ratio[OpClass::kWinogradConvolution], 1.93, 0.01);
 }
 
 // An untimed residual Add is counted in the next layer the forward pass reaches (its bytes join

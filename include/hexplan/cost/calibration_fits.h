@@ -64,6 +64,23 @@ struct CollectiveFitResult {
   bool pass = true;
 };
 
+// A fitted class curve against kernels of a named device that no fit saw (DeepBench's V100
+// kernels against the V100 curves, which PipeDream's profiles of an assumed V100 set): the
+// kernel's time alone (ClassKernelSeconds: no harness constant, no launch), so the ratio says how
+// far the file's absolute speed is from that device's library kernels. Reported, not bounded.
+struct KernelCheck {
+  OpClass op_class = OpClass::kOther;
+  std::string source;
+  int samples = 0;
+  double ratio = 1.0;  // predicted / measured, geometric mean
+  FitErrors errors;    // |predicted / measured - 1|
+};
+
+// The checks of `samples` by class against `fits` (a class without a fit is left out).
+std::vector<KernelCheck> CheckKernels(const std::map<OpClass, ClassFit>& fits,
+                                      const DevicePeak& peak, const std::vector<OpSample>& samples,
+                                      const std::string& source);
+
 struct DeviceFits {
   std::string model;        // hw::DeviceSpec model the fits are for
   std::string measured_on;  // the sources' devices
@@ -72,6 +89,7 @@ struct DeviceFits {
   std::vector<ClassFitResult> classes;
   std::vector<ModelErrors> models;  // PipeDream only
   std::vector<CollectiveFitResult> collectives;
+  std::vector<KernelCheck> kernel_checks;  // V100: DeepBench's kernels (not fitted)
   bool pass() const;
 };
 
