@@ -5,9 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 
 #include "hexplan/cost/calibration_data.h"
@@ -94,12 +96,14 @@ std::vector<ModelErrors> ShippedPipeDreamErrors() {
   std::map<OpClass, std::vector<OpSample>> by_class;
   for (const OpSample& s : *samples) by_class[s.op_class].push_back(s);
   std::vector<OpSample> fitted, held_out;
+  auto pipedream = [](const OpSample& s) { return s.group.rfind("PipeDream", 0) == 0; };
   for (const auto& [op_class, of_class] : by_class) {
     EXPECT_GT(v100.classes.count(op_class), 0u) << OpClassName(op_class) << " is not fitted";
     std::vector<OpSample> class_fitted, class_held_out;
-    SplitByRooflineTime(of_class, *peak, class_fitted, class_held_out);
-    fitted.insert(fitted.end(), class_fitted.begin(), class_fitted.end());
-    held_out.insert(held_out.end(), class_held_out.begin(), class_held_out.end());
+    SplitByRooflineTime(of_class, *peak, class_fitted, class_held_out);  // DeepBench's GEMMs too
+    std::copy_if(class_fitted.begin(), class_fitted.end(), std::back_inserter(fitted), pipedream);
+    std::copy_if(class_held_out.begin(), class_held_out.end(), std::back_inserter(held_out),
+                 pipedream);
   }
   return PerModelErrors(v100.classes, *peak, fitted, held_out);
 }
@@ -113,8 +117,8 @@ double BoundOf(const std::map<std::string, double>& gaps, const std::string& mod
 // all layers and on the held-out shapes alone. The models listed with a larger bound do not reach
 // it in absolute time (docs/cost-model.md "Fits"); the bound is on the shape error below.
 TEST(ShippedCalibrationTest, PipeDreamAbsoluteMedianPerModel) {
-  const std::map<std::string, double> known_gaps = {{"PipeDream alexnet", 0.17},
-                                                    {"PipeDream squeezenet1_0", 0.16}};
+  const std::map<std::string, double> known_gaps = {
+      {"PipeDream alexnet", 0.17}, {"PipeDream gnmt", 0.20}, {"PipeDream squeezenet1_0", 0.16}};
   const std::map<std::string, double> known_held_out_gaps = {
       {"PipeDream alexnet", 0.22}, {"PipeDream gnmt", 0.43}, {"PipeDream gnmt_large", 0.21}};
   const std::vector<ModelErrors> models = ShippedPipeDreamErrors();
@@ -132,15 +136,15 @@ TEST(ShippedCalibrationTest, PipeDreamAbsoluteMedianPerModel) {
 // against its dropouts, vgg16's held-out half); inception_v3 passes on all layers (13.6%) and
 // held out (12.6%) but not on its fitted half alone.
 TEST(ShippedCalibrationTest, PipeDreamShapeMedianPerModel) {
-  const std::map<std::string, double> known_gaps = {{"PipeDream alexnet", 0.18},
-                                                    {"PipeDream squeezenet1_0", 0.20}};
+  const std::map<std::string, double> known_gaps = {
+      {"PipeDream alexnet", 0.20}, {"PipeDream gnmt", 0.16}, {"PipeDream squeezenet1_0", 0.20}};
   const std::map<std::string, double> known_fitted_gaps = {{"PipeDream alexnet", 0.18},
                                                            {"PipeDream inception_v3", 0.16},
                                                            {"PipeDream squeezenet1_0", 0.21}};
-  const std::map<std::string, double> known_held_out_gaps = {{"PipeDream alexnet", 0.18},
+  const std::map<std::string, double> known_held_out_gaps = {{"PipeDream alexnet", 0.20},
                                                              {"PipeDream gnmt", 0.29},
                                                              {"PipeDream squeezenet1_0", 0.18},
-                                                             {"PipeDream vgg16", 0.16}};
+                                                             {"PipeDream vgg16", 0.17}};
   const std::vector<ModelErrors> models = ShippedPipeDreamErrors();
   EXPECT_EQ(models.size(), 14u);
   for (const ModelErrors& m : models) {
@@ -290,22 +294,24 @@ TEST(KernelCheckTest, RatioIsTheGeomeanOfPredictedOverMeasured) {
   EXPECT_EQ(checks[0].source, "test");
 }
 
-// The shipped V100 curves against DeepBench's V100 kernels, which no fit saw: PipeDream's layers
-// (batch 128-256) set the curves, whose half points make small kernels 2-3x too slow. The check
-// must keep reporting that (docs/cost-model.md "DeepBench"); a fit that reached DeepBench's speed
-// would move these ratios and this test with them.
+// The shipped V100 curves against DeepBench's V100 kernels. The gemm class is fitted to its
+// SGEMMs (with PipeDream's ten Linear layers): within 10% geomean of them. The convolution
+// classes are fitted to PipeDream's layers alone (batch 128-256), whose half points make
+// DeepBench's small kernels 2-3x slow; the check keeps reporting that (docs/cost-model.md
+// "DeepBench"), and a fit that reached DeepBench's speed would move these ratios and this test.
 TEST(ShippedCalibrationTest, V100CurvesAgainstDeepBench) {
   const DeviceCalibration& v100 = BuiltinCalibrations().at("V100-SXM2-32GB");
   auto peak = CalibrationPeak("V100-SXM2-32GB");
   ASSERT_TRUE(peak.ok());
   const std::vector<KernelCheck> checks =
       CheckKernels(v100.classes, *peak, DeepBenchV100Samples(), "DeepBench");
-  std::map<OpClass, double> ratio;
-  for (const KernelCheck& c : checks) ratio[c.op_class] = c.ratio;
-  ASSERT_EQ(ratio.size(), 4u);
-  EXPECT_NEAR(ratio[OpClass::kGemm], 1.55, 0.01);
-  EXPECT_NEAR(ratio[OpClass::kConvolution], 1.53, 0.01);
-  EXPECT_NEAR(ratio[OpClass::kWinogradConvolution], 1.93, 0.01);
+  std::map<OpClass, KernelCheck> by_class;
+  for (const KernelCheck& c : checks) by_class[c.op_class] = c;
+  ASSERT_EQ(by_class.size(), 4u);
+  EXPECT_NEAR(by_class[OpClass::kGemm].ratio, 1.0, 0.05);
+  EXPECT_LE(by_class[OpClass::kGemm].errors.geomean, 0.10);
+  EXPECT_NEAR(by_class[OpClass::kConvolution].ratio, 1.53, 0.01);
+  EXPECT_NEAR(by_class[OpClass::kWinogradConvolution].ratio, 1.93, 0.01);
 }
 
 // An untimed residual Add is counted in the next layer the forward pass reaches (its bytes join
