@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <exception>
+#include <new>
 
 #include "cli/cli_progress.h"
 #include "cli/command.h"
@@ -132,6 +133,13 @@ int RunCli(const std::vector<std::string>& args) {
     SetStrict(strict);
     SetQuiet(quiet);
     return RunParsed(commands);
+  } catch (const std::bad_alloc&) {
+    // The request needs more memory than this machine has (a model of 65,536-wide LSTM layers,
+    // a sequence of a million tokens): the user's to size down, not our bug.
+    return RecordError(
+        "not enough memory for this request (an allocation failed); use a smaller model, batch, "
+        "sequence or width",
+        2, "hexplan: error: ");
   } catch (const std::exception& e) {
     return RecordError(e.what(), 1, "hexplan: internal error: ");
   }

@@ -10,6 +10,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "hexplan/core/output_files.h"
+
 namespace hx {
 
 StatusOr<std::string> ReadFileToString(const std::string& path) {
@@ -21,7 +23,17 @@ StatusOr<std::string> ReadFileToString(const std::string& path) {
   return ss.str();
 }
 
-Status WriteFileAtomic(const std::string& path, const std::string& contents) {
+Status WriteFileAtomic(const std::string& given, const std::string& contents) {
+  // A symbolic link's target is written (the link stays); a device or FIFO in place.
+  const OutputTarget target = ResolveOutput(given);
+  const std::string& path = target.path;
+  if (target.special) {
+    std::ofstream out(path, std::ios::binary);
+    if (!out) return IoError(path + ": cannot open for writing: " + std::strerror(errno));
+    out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
+    out.flush();
+    return out ? Status::Ok() : IoError(path + ": write failed");
+  }
   std::string tmp = path + ".tmp." + std::to_string(::getpid());
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);

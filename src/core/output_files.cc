@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <vector>
 
 #include "hexplan/core/file_util.h"
 
@@ -42,9 +44,58 @@ std::string ProbeDirectory(const std::string& directory) {
   return "";
 }
 
+bool IsSpecial(const struct stat& st) {
+  return S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode);
+}
+
+// Copies `from` into the special file `to` (opened without creating or truncating it).
+Status CopyInto(const std::string& from, const std::string& to) {
+  HX_ASSIGN_OR_RETURN(std::string contents, ReadFileToString(from));
+  const int fd = ::open(to.c_str(), O_WRONLY);
+  if (fd < 0) return IoError("cannot write '" + to + "': " + std::strerror(errno));
+  size_t done = 0;
+  while (done < contents.size()) {
+    const ssize_t n = ::write(fd, contents.data() + done, contents.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const std::string why = n < 0 ? std::strerror(errno) : "nothing written";
+      ::close(fd);
+      return IoError("cannot write '" + to + "': " + why);
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::close(fd) != 0) return IoError("cannot write '" + to + "': " + std::strerror(errno));
+  return Status::Ok();
+}
+
 }  // namespace
 
-std::string WhyUnwritable(const std::string& path) {
+OutputTarget ResolveOutput(const std::string& path) {
+  OutputTarget t{path, false};
+  struct stat st {};
+  for (int hops = 0; hops < 40 && ::lstat(t.path.c_str(), &st) == 0 && S_ISLNK(st.st_mode);
+       ++hops) {
+    std::vector<char> buf(4096);
+    const ssize_t n = ::readlink(t.path.c_str(), buf.data(), buf.size() - 1);
+    if (n <= 0) break;
+    std::string target(buf.data(), static_cast<size_t>(n));
+    if (target[0] != '/') {
+      const PathParts parts = SplitPath(t.path);
+      target = parts.directory + "/" + target;
+    }
+    t.path = target;
+  }
+  t.special = ::stat(t.path.c_str(), &st) == 0 && IsSpecial(st);
+  return t;
+}
+
+std::string WhyUnwritable(const std::string& given) {
+  const OutputTarget target = ResolveOutput(given);
+  if (target.special) {
+    if (::access(target.path.c_str(), W_OK) == 0) return "";
+    return "cannot open '" + target.path + "' for writing: " + std::strerror(errno);
+  }
+  const std::string& path = target.path;
   const PathParts parts = SplitPath(path);
   if (parts.base.empty() || IsDirectory(path)) return "'" + path + "' is a directory";
   struct stat st {};
@@ -114,7 +165,13 @@ Status OutputFiles::StageWith(
   if (const std::string why = WhyUnwritable(path); !why.empty()) {
     return InvalidArgument("cannot write '" + path + "': " + why);
   }
-  Staged staged{TemporaryPathFor(path), path};
+  const OutputTarget target = ResolveOutput(path);
+  // A special file's bytes wait in the temporary directory (not beside /dev/null).
+  const std::string temporary =
+      target.special ? TemporaryPathFor(std::filesystem::temp_directory_path().string() + "/" +
+                                        SplitPath(target.path).base)
+                     : TemporaryPathFor(target.path);
+  Staged staged{temporary, target.path, target.special};
   Status s = write(staged.temporary);
   if (!s.ok()) {
     std::remove(staged.temporary.c_str());
@@ -130,11 +187,19 @@ void OutputFiles::Adopt(const std::string& path) {
 
 Status OutputFiles::Commit() {
   for (size_t i = 0; i < staged_.size(); ++i) {
-    if (std::rename(staged_[i].temporary.c_str(), staged_[i].final_path.c_str()) == 0) continue;
-    const std::string why = std::strerror(errno);
-    for (size_t j = 0; j < i; ++j) std::remove(staged_[j].final_path.c_str());
+    const Staged& s = staged_[i];
+    Status done = Status::Ok();
+    if (s.special) {
+      done = CopyInto(s.temporary, s.final_path);
+      std::remove(s.temporary.c_str());
+    } else if (std::rename(s.temporary.c_str(), s.final_path.c_str()) != 0) {
+      done = IoError("cannot write '" + s.final_path + "': " + std::strerror(errno));
+    }
+    if (done.ok()) continue;
+    for (size_t j = 0; j < i; ++j)  // a device keeps what it took; files are taken back
+      if (!staged_[j].special) std::remove(staged_[j].final_path.c_str());
     staged_.erase(staged_.begin(), staged_.begin() + static_cast<std::ptrdiff_t>(i));
-    return IoError("cannot write '" + staged_.front().final_path + "': " + why);
+    return done;
   }
   committed_ = true;
   return Status::Ok();

@@ -327,15 +327,48 @@ StatusOr<ZooOptions> ResolveZooOptions(const std::string& name, const ZooOptions
   if (info.family == "lstm") {
     if (resolved.lstm_layers == 0) resolved.lstm_layers = kDefaultLstmLayers;
     if (resolved.lstm_io == 0) resolved.lstm_io = kDefaultLstmIo;
+    if (resolved.lstm_layers * resolved.seq > kZooMaxLstmCells)
+      return InvalidArgument(
+          "zoo model '" + name + "': --layers " + std::to_string(resolved.lstm_layers) +
+          " x --seq " + std::to_string(resolved.seq) + " is " +
+          std::to_string(resolved.lstm_layers * resolved.seq) +
+          " unrolled cells, over the cap of " + std::to_string(kZooMaxLstmCells));
   }
   if (info.family == "alphafold2" && resolved.seq < 1)
     return InvalidArgument("zoo model '" + name + "': seq (--seq, residues) must be at least 1");
   return resolved;
 }
 
+namespace {
+
+// Every tensor of a built zoo graph within kZooMaxTensorElements (its shape's product computed
+// without overflow), so that byte and FLOP counts stay in int64; else the sizes that made it.
+Status CheckTensorSizes(const Graph& g, const std::string& name, const ZooOptions& o) {
+  for (size_t i = 0; i < g.num_tensors(); ++i) {
+    const Tensor& t = g.tensor(TensorId(i));
+    int64_t elements = 1;
+    bool over = false;
+    for (int64_t d : t.shape) {
+      if (d > 0 && elements > kZooMaxTensorElements / d) over = true;
+      if (over) break;
+      elements *= d;
+    }
+    if (over)
+      return InvalidArgument("zoo model '" + name + "' at --batch " + std::to_string(o.batch) +
+                             " --seq " + std::to_string(o.seq) + ": tensor '" + t.name +
+                             "' would hold more than 2^56 elements; use a smaller batch or "
+                             "sequence");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 StatusOr<Graph> BuildZooModel(const std::string& name, const ZooOptions& options) {
   HX_ASSIGN_OR_RETURN(ZooOptions resolved, ResolveZooOptions(name, options));
-  return FindEntry(name)->build(name, resolved);
+  Graph g = FindEntry(name)->build(name, resolved);
+  HX_RETURN_IF_ERROR(CheckTensorSizes(g, name, resolved));
+  return g;
 }
 
 std::optional<bool> ParseBatchNormLayout(std::string_view name) {

@@ -210,6 +210,10 @@ StatusOr<PipelineResult> PlanPipeline(const TpSystem& sys, const LlmShape& shape
   HX_RETURN_IF_ERROR(shape.Validate());
   HX_RETURN_IF_ERROR(wl.Validate());
   HX_RETURN_IF_ERROR(sys.Validate());
+  if (options.micro_batches > wl.batch)
+    return InvalidArgument("--micro-batches " + std::to_string(options.micro_batches) +
+                           " is more micro-batches than the batch has sequences (" +
+                           std::to_string(wl.batch) + ")");
   int n = static_cast<int>(sys.nodes.size());
   int64_t limit = std::min<int64_t>(n, shape.layers);
   if (options.stages > limit)

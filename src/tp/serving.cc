@@ -5,6 +5,7 @@
 #include <deque>
 #include <map>
 #include <random>
+#include <sstream>
 #include <vector>
 
 namespace hx::tp {
@@ -12,6 +13,14 @@ namespace hx::tp {
 Status ServingOptions::Validate() const {
   if (!(rate > 0) || !std::isfinite(rate))
     return InvalidArgument("--rate must be > 0 requests per second");
+  // Arrivals are absolute times: at one request a month they reach 1e9 s, where a double still
+  // resolves microseconds; far below it the latencies (arrival to finish) round away.
+  if (rate < kMinServingRate) {
+    std::ostringstream got;
+    got << rate;
+    return InvalidArgument("--rate must be at least 1e-6 requests per second (the cap), got " +
+                           got.str());
+  }
   if (requests < 1 || requests > 100000)
     return InvalidArgument("--requests must be in [1, 100000], got " + std::to_string(requests));
   if (max_batch < 0) return InvalidArgument("serving: max_batch must be >= 0");

@@ -181,6 +181,18 @@ INSTANTIATE_TEST_SUITE_P(
                {"--layers", "4096"},
                "inspect lstm --layers 4096 --seq 1"},
         CapRow{"io", "inspect lstm --io 65537", {"--io", "65536"}},
+        CapRow{"tp_rate",
+               "tp gpt2 --cluster dgx-a100:gpus=2 --rate 1e-7",
+               {"--rate", "1e-6"},
+               "tp gpt2 --cluster dgx-a100:gpus=2 --rate 1e-6 --requests 5"},
+        CapRow{"lstm_cells",  // layers x seq: the unrolled cells (each about 15 operators)
+               "inspect lstm --layers 16 --seq 4097",
+               {"--layers 16 x --seq 4097", "65536"},
+               "inspect lstm --layers 2 --seq 4096"},
+        CapRow{"zoo_tensor_elements",  // int64 sizes: the largest tensor, not the options alone
+               "inspect alphafold2-87m --seq 1048576 --batch 16",
+               {"--batch 16 --seq 1048576", "2^56"},
+               "inspect alphafold2-87m --seq 4096 --batch 16"},
         // Stated times.
         CapRow{"profile_csv_seconds",
                "place " + kLstm + "--profile {dir}/prof_over.csv",

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include "testing/cli_runner.h"
 
@@ -103,6 +104,51 @@ TEST(OutputFilesTest, ExpectDirectoryCreatesItAndRemovesItOnFailure) {
   EXPECT_EQ(testing::ReadTextFile(dir + "/r/a/report.md"), "# r");
   testing::WriteTextFile(dir + "/plain", "x");
   EXPECT_EQ(outputs.ExpectDirectory("--report", dir + "/plain/sub").ExitCode(), 2);
+}
+
+// A symbolic link is written through: its target gets the bytes, the link stays a link (relative
+// links from their own directory), and nothing is left beside either.
+TEST(OutputFilesTest, SymbolicLinksAreWrittenThrough) {
+  const std::string dir = testing::MakeTempDir();
+  fs::create_directory(dir + "/real");
+  fs::create_symlink("real/out.json", dir + "/link.json");  // dangling until written
+  OutputFiles outputs;
+  ASSERT_TRUE(outputs.Expect("-o", dir + "/link.json").ok());
+  ASSERT_TRUE(outputs.Stage(dir + "/link.json", "{\"a\": 1}").ok());
+  ASSERT_TRUE(outputs.Commit().ok());
+  EXPECT_TRUE(fs::is_symlink(dir + "/link.json"));
+  EXPECT_EQ(testing::ReadTextFile(dir + "/real/out.json"), "{\"a\": 1}");
+  EXPECT_EQ(CountEntries(dir), 2);
+  EXPECT_EQ(CountEntries(dir + "/real"), 1);
+}
+
+// A FIFO (like /dev/null or /dev/stdout) is written in place, not replaced by a file; a device
+// that refuses the bytes (/dev/full) is the command's error.
+TEST(OutputFilesTest, SpecialFilesAreWrittenInPlace) {
+  const std::string dir = testing::MakeTempDir();
+  const std::string fifo = dir + "/pipe";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::string received;
+  std::thread reader([&] { received = testing::ReadTextFile(fifo); });
+  OutputFiles outputs;
+  ASSERT_TRUE(outputs.Expect("-o", fifo).ok());
+  ASSERT_TRUE(outputs.Stage(fifo, "through the pipe").ok());
+  ASSERT_TRUE(outputs.Commit().ok());
+  reader.join();
+  EXPECT_EQ(received, "through the pipe");
+  struct stat st {};
+  ASSERT_EQ(::lstat(fifo.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+  EXPECT_EQ(CountEntries(dir), 1);
+  if (fs::exists("/dev/full")) {
+    OutputFiles full;
+    ASSERT_TRUE(full.Stage("/dev/full", "x").ok());
+    Status s = full.Commit();
+    EXPECT_FALSE(s.ok());
+    EXPECT_NE(s.message().find("/dev/full"), std::string::npos) << s.message();
+    ASSERT_EQ(::stat("/dev/full", &st), 0);
+    EXPECT_TRUE(S_ISCHR(st.st_mode));
+  }
 }
 
 }  // namespace

@@ -257,6 +257,12 @@ TEST(PipelineCliTest, PpAutoAndBadCounts) {
     EXPECT_EQ(b.exit_code, 2) << bad;
     EXPECT_NE(b.err.find("--pp"), std::string::npos) << b.err;
   }
+  // More micro-batches than sequences: the user's to fix, with the two numbers named.
+  auto m = testing::RunCli("tp gpt3-175b --cluster asym:S8 --pp 2 --batch 16 --micro-batches 17");
+  EXPECT_EQ(m.exit_code, 2) << m.err;
+  EXPECT_NE(m.err.find("--micro-batches 17"), std::string::npos) << m.err;
+  EXPECT_NE(m.err.find("(16)"), std::string::npos) << m.err;
+  EXPECT_EQ(m.out, "");
 }
 
 TEST(PipelineTest, SplitsAndStages) {

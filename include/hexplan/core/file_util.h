@@ -10,7 +10,8 @@ namespace hx {
 
 StatusOr<std::string> ReadFileToString(const std::string& path);
 
-// Writes `contents` to `path` atomically (temporary file in the same directory, then rename).
+// Writes `contents` to `path` atomically (temporary file in the same directory, then rename); a
+// symbolic link's target instead of the link, and a device or FIFO in place (ResolveOutput).
 Status WriteFileAtomic(const std::string& path, const std::string& contents);
 
 // "model.onnx" -> "onnx"; lower case; empty when there is no extension.

@@ -12,6 +12,9 @@
 //   ... work ...
 //   HX_RETURN_IF_ERROR(outputs.Stage(trace_path, json_text));
 //   HX_RETURN_IF_ERROR(outputs.Commit());
+//
+// A path that is a symbolic link writes its target (the link stays); a path that is a device,
+// FIFO or socket (`-o /dev/null`, `-o /dev/stdout`) is written in place at Commit, never replaced.
 
 #include <functional>
 #include <string>
@@ -59,7 +62,8 @@ class OutputFiles {
  private:
   struct Staged {
     std::string temporary;
-    std::string final_path;
+    std::string final_path;  // the link's target where the path given was a symbolic link
+    bool special = false;    // a device, FIFO or socket: copied into, not renamed over
   };
   std::string TemporaryPathFor(const std::string& path);
 
@@ -70,8 +74,17 @@ class OutputFiles {
   int counter_ = 0;
 };
 
+// Where an output path's bytes go: a symbolic link followed to its end (a relative link from its
+// own directory), and whether that is a special file (device, FIFO, socket) written in place.
+struct OutputTarget {
+  std::string path;
+  bool special = false;
+};
+OutputTarget ResolveOutput(const std::string& path);
+
 // Why `path` cannot be written (empty when it can): a missing or non-directory parent, a path that
-// is a directory, or a directory that refuses a new file (probed by creating and removing one).
+// is a directory, or a directory that refuses a new file (probed by creating and removing one);
+// for a special file, that it cannot be opened for writing. Symbolic links are followed.
 std::string WhyUnwritable(const std::string& path);
 
 }  // namespace hx

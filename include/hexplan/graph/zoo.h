@@ -20,6 +20,11 @@ inline constexpr int64_t kZooMaxSeq = int64_t{1} << 20;
 inline constexpr int64_t kZooMaxImage = 16384;
 inline constexpr int64_t kZooMaxLstmLayers = 4096;
 inline constexpr int64_t kZooMaxLstmIo = 65536;
+// The unrolled LSTM's cells (layers x seq), each about 15 operators: 65,536 cells are about a
+// million operators, a few GB to build (Chrion's largest variant has 2,048 cells).
+inline constexpr int64_t kZooMaxLstmCells = 65536;
+// Any zoo tensor's elements (as for graph JSON): products of batch, seq and widths stay in int64.
+inline constexpr int64_t kZooMaxTensorElements = int64_t{1} << 56;
 
 struct ZooOptions {
   int64_t batch = 1;

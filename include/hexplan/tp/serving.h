@@ -13,6 +13,9 @@
 
 namespace hx::tp {
 
+// The slowest arrival rate served (requests per second; docs/formats.md "Caps").
+inline constexpr double kMinServingRate = 1e-6;
+
 struct ServingOptions {
   double rate = 1.0;   // requests per second (> 0)
   int requests = 200;  // simulated requests (1..100000)
