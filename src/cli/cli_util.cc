@@ -5,6 +5,7 @@
 #include "cli/command.h"
 #include "hexplan/graph/model_loader.h"
 #include "hexplan/graph/zoo.h"
+#include "hexplan/hw/device_spec.h"
 
 namespace hx::cli {
 
@@ -59,6 +60,11 @@ StatusOr<cost::CostModelOptions> CostModelArgs::ToOptions() const {
     auto calibration = cost::ReadDeviceCalibration(path);
     if (!calibration.ok()) return calibration.status().WithContext("--calibration");
     std::string model = calibration->model;
+    if (!hw::FindDeviceSpec(model))
+      LogTo(&CliLogger(), LogLevel::kWarning,
+            "--calibration " + path + ": model '" + model +
+                "' is no device model hexplan knows (`hexplan topo` lists them): the file applies "
+                "to no device");
     options.calibrations[model] = std::move(calibration).value();
   }
   return options;

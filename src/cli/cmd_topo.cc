@@ -3,6 +3,7 @@
 // `--from-nvidia-smi FILE [--gpu-names FILE]` imports `nvidia-smi topo -m` output instead.
 
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 
 #include "cli/command.h"
@@ -33,7 +34,13 @@ StatusOr<hw::Cluster> LoadTopoCluster(const TopoArgs& args) {
     HX_ASSIGN_OR_RETURN(std::string topo, ReadFileToString(args.nvidia_smi));
     hw::NvidiaSmiImportOptions options;
     if (!args.gpu_names.empty()) {
+      if (std::filesystem::is_directory(args.gpu_names))
+        return InvalidArgument("--gpu-names " + args.gpu_names + ": is a directory");
       HX_ASSIGN_OR_RETURN(options.gpu_names_csv, ReadFileToString(args.gpu_names));
+      if (options.gpu_names_csv.find_first_not_of(" \t\r\n") == std::string::npos)
+        return InvalidArgument("--gpu-names " + args.gpu_names +
+                               ": empty (expected `nvidia-smi --query-gpu=name --format=csv` "
+                               "output)");
       options.gpu_names_source = args.gpu_names;
     } else {
       LogTo(&CliLogger(), LogLevel::kWarning,

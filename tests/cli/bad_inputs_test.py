@@ -93,6 +93,12 @@ CASES = [
          files={"n.csv": b"index, name\nzero, Tesla V100\n"}, says=["n.csv"]),
     case("--gpu-names without --from-nvidia-smi", "topo dgx-a100 --gpu-names $D/n.csv",
          files={"n.csv": b"0, Tesla V100\n"}, says=["--gpu-names"]),
+    case("nvidia-smi GPU names empty",
+         "topo --from-nvidia-smi $S/tests/hw/fixtures/pcie_4gpu_topo.txt --gpu-names $D/n.csv",
+         files={"n.csv": b"\n"}, says=["--gpu-names", "n.csv", "empty"]),
+    case("nvidia-smi GPU names a directory",
+         "topo --from-nvidia-smi $S/tests/hw/fixtures/pcie_4gpu_topo.txt --gpu-names $D",
+         says=["--gpu-names", "directory"]),
     # --- graph JSON ---
     case("graph JSON syntax error", "inspect $D/g.json", files={"g.json": GRAPH[:-20]},
          says=["g.json"]),
@@ -187,6 +193,9 @@ CASES = [
          says=["c.yaml:3", "classes.conv"]),
     case("cost model unknown", "place resnet50 --cluster sortinghat-v100 --cost-model exact",
          says=["--cost-model", "exact"]),
+    case("calibration for no known model (--strict)",
+         "--strict place resnet50 --cluster sortinghat-v100 --calibration $D/c.yaml -o $D/p.json",
+         files={"c.yaml": b"model: Z9000\n"}, says=["c.yaml", "Z9000"]),
     # --- plans ---
     case("plan missing", "simulate $D/none.json", says=["none.json"]),
     case("plan JSON syntax error", "simulate $D/p.json", files={"p.json": b'{"format": "hexplan-plan",\n "version": 1,\n'},
