@@ -1,5 +1,7 @@
 #include "hexplan/core/file_util.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,9 +12,33 @@
 #include <fstream>
 #include <sstream>
 
-#include "hexplan/core/output_files.h"
-
 namespace hx {
+
+namespace {
+
+bool IsSpecial(const struct stat& st) {
+  return S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode);
+}
+
+}  // namespace
+
+Status WriteInto(const std::string& to, std::string_view contents) {
+  const int fd = ::open(to.c_str(), O_WRONLY);
+  if (fd < 0) return IoError("cannot write '" + to + "': " + std::strerror(errno));
+  size_t done = 0;
+  while (done < contents.size()) {
+    const ssize_t n = ::write(fd, contents.data() + done, contents.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const std::string why = n < 0 ? std::strerror(errno) : "nothing written";
+      ::close(fd);
+      return IoError("cannot write '" + to + "': " + why);
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::close(fd) != 0) return IoError("cannot write '" + to + "': " + std::strerror(errno));
+  return Status::Ok();
+}
 
 StatusOr<std::string> ReadFileToString(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -23,17 +49,24 @@ StatusOr<std::string> ReadFileToString(const std::string& path) {
   return ss.str();
 }
 
+OutputTarget ResolveOutput(const std::string& path) {
+  OutputTarget t{path, false};
+  std::error_code ec;
+  for (int hops = 0; hops < 40 && std::filesystem::is_symlink(t.path, ec); ++hops) {
+    std::filesystem::path target = std::filesystem::read_symlink(t.path, ec);
+    if (ec) break;
+    t.path = target.is_absolute() ? target.string() : DirectoryOf(t.path) + "/" + target.string();
+  }
+  struct stat st {};
+  t.special = ::stat(t.path.c_str(), &st) == 0 && IsSpecial(st);
+  return t;
+}
+
 Status WriteFileAtomic(const std::string& given, const std::string& contents) {
   // A symbolic link's target is written (the link stays); a device or FIFO in place.
   const OutputTarget target = ResolveOutput(given);
   const std::string& path = target.path;
-  if (target.special) {
-    std::ofstream out(path, std::ios::binary);
-    if (!out) return IoError(path + ": cannot open for writing: " + std::strerror(errno));
-    out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
-    out.flush();
-    return out ? Status::Ok() : IoError(path + ": write failed");
-  }
+  if (target.special) return WriteInto(path, contents);
   std::string tmp = path + ".tmp." + std::to_string(::getpid());
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);

@@ -8,7 +8,6 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <vector>
 
 #include "hexplan/core/file_util.h"
 
@@ -44,50 +43,13 @@ std::string ProbeDirectory(const std::string& directory) {
   return "";
 }
 
-bool IsSpecial(const struct stat& st) {
-  return S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode);
-}
-
-// Copies `from` into the special file `to` (opened without creating or truncating it).
+// Copies `from` into the special file `to`.
 Status CopyInto(const std::string& from, const std::string& to) {
   HX_ASSIGN_OR_RETURN(std::string contents, ReadFileToString(from));
-  const int fd = ::open(to.c_str(), O_WRONLY);
-  if (fd < 0) return IoError("cannot write '" + to + "': " + std::strerror(errno));
-  size_t done = 0;
-  while (done < contents.size()) {
-    const ssize_t n = ::write(fd, contents.data() + done, contents.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const std::string why = n < 0 ? std::strerror(errno) : "nothing written";
-      ::close(fd);
-      return IoError("cannot write '" + to + "': " + why);
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (::close(fd) != 0) return IoError("cannot write '" + to + "': " + std::strerror(errno));
-  return Status::Ok();
+  return WriteInto(to, contents);
 }
 
 }  // namespace
-
-OutputTarget ResolveOutput(const std::string& path) {
-  OutputTarget t{path, false};
-  struct stat st {};
-  for (int hops = 0; hops < 40 && ::lstat(t.path.c_str(), &st) == 0 && S_ISLNK(st.st_mode);
-       ++hops) {
-    std::vector<char> buf(4096);
-    const ssize_t n = ::readlink(t.path.c_str(), buf.data(), buf.size() - 1);
-    if (n <= 0) break;
-    std::string target(buf.data(), static_cast<size_t>(n));
-    if (target[0] != '/') {
-      const PathParts parts = SplitPath(t.path);
-      target = parts.directory + "/" + target;
-    }
-    t.path = target;
-  }
-  t.special = ::stat(t.path.c_str(), &st) == 0 && IsSpecial(st);
-  return t;
-}
 
 std::string WhyUnwritable(const std::string& given) {
   const OutputTarget target = ResolveOutput(given);

@@ -5,7 +5,6 @@
 
 #include "cost/csv_table.h"
 #include "hexplan/core/file_util.h"
-#include "hexplan/cost/deepbench_data.h"
 #include "hexplan/cost/op_class.h"
 
 namespace hx::cost {
@@ -161,31 +160,6 @@ StatusOr<std::vector<OpSample>> ReadVidurMlp(const std::string& path, const std:
     HX_RETURN_IF_ERROR(AppendVidurRow({&rows[i], &columns}, path, group, out));
   }
   if (out.empty()) return ParseError(path + ": no data rows");
-  return out;
-}
-
-std::vector<OpSample> DeepBenchV100Samples() {
-  constexpr double kFp32 = 4.0;
-  std::vector<OpSample> out;
-  for (const DeepBenchGemm& g : DeepBenchV100Gemms()) {
-    const double m = g.m, n = g.n, k = g.k;
-    out.push_back({OpClass::kGemm, std::string("gemm ") + g.application, "DeepBench V100 gemm", "",
-                   2 * m * n * k, kFp32 * (m * k + k * n + m * n), g.ms * 1e-3});
-  }
-  for (const DeepBenchConv& c : DeepBenchV100Convs()) {
-    const double p = (c.h + 2 * c.pad_h - c.r) / c.stride_h + 1;  // output height
-    const double q = (c.w + 2 * c.pad_w - c.s) / c.stride_w + 1;  // output width
-    OpSample s;
-    s.op_class = ConvolutionClass(c.r, c.s, c.stride_h, c.stride_w, 1, 1, c.c);
-    s.label = std::string("conv ") + c.application;
-    s.group = "DeepBench V100 convolution";
-    s.flops = 2.0 * c.n * c.k * p * q * c.c * c.r * c.s;
-    if (s.op_class == OpClass::kWinogradConvolution) s.flops /= kWinogradFlopDivisor;
-    s.bytes = kFp32 * (double(c.n) * c.c * c.h * c.w + double(c.k) * c.c * c.r * c.s +
-                       double(c.n) * c.k * p * q);
-    s.seconds = c.ms * 1e-3;
-    out.push_back(s);
-  }
   return out;
 }
 

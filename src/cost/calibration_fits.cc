@@ -110,13 +110,11 @@ StatusOr<DeviceFits> OperatorFits(const std::string& model, const std::string& m
   return d;
 }
 
-// The per-model median errors of PipeDream's layers under the class fits.
-std::vector<ModelErrors> PipeDreamModelErrors(const DeviceFits& d,
-                                              const std::vector<OpSample>& fitted,
-                                              const std::vector<OpSample>& held_out) {
+// The device's fitted curves by class.
+std::map<OpClass, ClassFit> CurvesOf(const DeviceFits& d) {
   std::map<OpClass, ClassFit> fits;
   for (const ClassFitResult& r : d.classes) fits[r.op_class] = r.fit;
-  return PerModelErrors(fits, d.peak, fitted, held_out);
+  return fits;
 }
 
 // PipeDream's image classification and translation profiles, timed by its profiler.
@@ -182,9 +180,8 @@ StatusOr<DeviceFits> PipeDreamFits(const std::string& data_dir) {
   HX_ASSIGN_OR_RETURN(d.peak, CalibrationPeak(d.model));
   HX_ASSIGN_OR_RETURN(Fitted f, FitClasses(samples, d.peak, "assumed V100-SXM2", 0.0));
   d.classes = std::move(f.classes);
-  d.models = PipeDreamModelErrors(d, PipeDreamOnly(f.fitted), PipeDreamOnly(f.held_out));
-  std::map<OpClass, ClassFit> fits;
-  for (const ClassFitResult& r : d.classes) fits[r.op_class] = r.fit;
+  const std::map<OpClass, ClassFit> fits = CurvesOf(d);
+  d.models = PerModelErrors(fits, d.peak, PipeDreamOnly(f.fitted), PipeDreamOnly(f.held_out));
   std::vector<OpSample> unfitted = DeepBenchV100Samples();
   unfitted.erase(std::remove_if(unfitted.begin(), unfitted.end(), DeepBenchFitted), unfitted.end());
   d.kernel_checks =

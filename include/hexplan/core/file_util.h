@@ -3,12 +3,25 @@
 // failed run never leaves a half-written output behind.
 
 #include <string>
+#include <string_view>
 
 #include "hexplan/core/status.h"
 
 namespace hx {
 
 StatusOr<std::string> ReadFileToString(const std::string& path);
+
+// Where an output path's bytes go: a symbolic link followed to its end (a relative link from its
+// own directory), and whether that is a special file (device, FIFO, socket) written in place.
+struct OutputTarget {
+  std::string path;
+  bool special = false;
+};
+OutputTarget ResolveOutput(const std::string& path);
+
+// Writes `contents` into the special file `path` (a device, FIFO or socket: opened without
+// creating or truncating it); every byte or an error naming the path.
+Status WriteInto(const std::string& path, std::string_view contents);
 
 // Writes `contents` to `path` atomically (temporary file in the same directory, then rename); a
 // symbolic link's target instead of the link, and a device or FIFO in place (ResolveOutput).

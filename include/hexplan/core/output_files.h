@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "hexplan/core/file_util.h"  // ResolveOutput
 #include "hexplan/core/status.h"
 
 namespace hx {
@@ -73,14 +74,6 @@ class OutputFiles {
   bool committed_ = false;
   int counter_ = 0;
 };
-
-// Where an output path's bytes go: a symbolic link followed to its end (a relative link from its
-// own directory), and whether that is a special file (device, FIFO, socket) written in place.
-struct OutputTarget {
-  std::string path;
-  bool special = false;
-};
-OutputTarget ResolveOutput(const std::string& path);
 
 // Why `path` cannot be written (empty when it can): a missing or non-directory parent, a path that
 // is a directory, or a directory that refuses a new file (probed by creating and removing one);
