@@ -1,6 +1,8 @@
 // The `hexplan` command line (see cli_app.h); main.cc is a call to RunCli.
 #include "cli/cli_app.h"
 
+#include <charconv>
+#include <cstdint>
 #include <cstdio>
 #include <exception>
 #include <new>
@@ -44,6 +46,49 @@ std::vector<Command> AddCommands(CLI::App& app) {
       AddCompareCommand(app),  AddRunCommand(app),       AddProfileCommand(app),
       AddPlannersCommand(app), AddCalibrateCommand(app),
   };
+}
+
+std::string OptionName(const CLI::Option& o) {
+  if (!o.nonpositional()) return o.get_name(true);
+  return o.get_lnames().empty() ? "-" + o.get_snames().front() : "--" + o.get_lnames().front();
+}
+
+// What is wrong with one value of an option, or "". CLI11 saturates integers out of range
+// (`--seed 99999999999999999999` became 2^64-1 and `--seed -1` wrapped to it) and no option of ours
+// means anything by "" (`-o ""`, a shell variable never set: most read it as "not given", printed
+// the plan, wrote nothing and exited 0).
+std::string BadValue(const CLI::Option& o, const std::string& value) {
+  if (value.empty()) return "an empty value; give one or leave the option out";
+  const std::string type = o.get_type_name();
+  const bool is_unsigned = type == "UINT", is_signed = type == "INT";
+  if (!is_unsigned && !is_signed) return "";
+  const char* begin = value.data() + (value[0] == '+' ? 1 : 0);
+  const char* end = value.data() + value.size();
+  std::from_chars_result r{};
+  if (is_unsigned) {
+    uint64_t v = 0;
+    r = value[0] == '-' ? std::from_chars_result{begin, std::errc::result_out_of_range}
+                        : std::from_chars(begin, end, v);
+  } else {
+    int64_t v = 0;
+    r = std::from_chars(begin, end, v);
+  }
+  if (r.ec != std::errc::result_out_of_range) return "";  // CLI11 has checked the form already
+  return "'" + value + "' is out of range (" +
+         (is_unsigned ? "0 to 18446744073709551615" : "a 64-bit integer") + ")";
+}
+
+// The first bad value (BadValue) of the parsed subcommand's options, as an error message.
+std::string BadValues(const std::vector<Command>& commands) {
+  for (const auto& command : commands) {
+    if (!command.app->parsed()) continue;
+    for (const CLI::Option* o : command.app->get_options()) {
+      if (o->get_expected_max() == 0 || o->count() == 0) continue;  // flags, options not given
+      for (const std::string& value : o->results())
+        if (std::string bad = BadValue(*o, value); !bad.empty()) return OptionName(*o) + ": " + bad;
+    }
+  }
+  return "";
 }
 
 // Runs the one parsed subcommand.
@@ -129,6 +174,10 @@ int RunCli(const std::vector<std::string>& args) {
     return 2;
   }
 
+  if (const std::string bad = BadValues(commands); !bad.empty()) {
+    RecordError(bad, 2, "hexplan: error: ");
+    return 2;
+  }
   try {
     SetStrict(strict);
     SetQuiet(quiet);

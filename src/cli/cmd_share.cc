@@ -399,14 +399,21 @@ Command AddShareCommand(CLI::App& root) {
   app->add_option("--mig-parted", a->mig_parted, "write an NVIDIA mig-parted config (YAML)");
   app->add_option("--deploy", a->deploy, "write the nvidia-smi + MPS deployment script");
   app->add_option("--svg", a->svg, "write the SVG map of the GPUs");
-  app->add_flag("--simulate", a->simulate, "run the serving simulation on the plan");
+  auto* simulate =
+      app->add_flag("--simulate", a->simulate, "run the serving simulation on the plan");
+  // The simulation's settings mean nothing without it: given alone they are an error, not ignored.
   app->add_option("--arrivals", a->sim.arrivals, "simulation arrivals: poisson or bursty")
-      ->capture_default_str();
-  app->add_option("--sim-seconds", a->sim.duration_s, "simulated seconds")->capture_default_str();
+      ->capture_default_str()
+      ->needs(simulate);
+  app->add_option("--sim-seconds", a->sim.duration_s, "simulated seconds")
+      ->capture_default_str()
+      ->needs(simulate);
   app->add_option("--seed", a->sim.seed, "simulation seed (the first, with --seeds)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->needs(simulate);
   app->add_option("--seeds", a->sim.seeds, "simulations, seeds seed..seed+N-1 (at most 10)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->needs(simulate);
   app->add_option("--verify-seeds", a->options.verify_seeds,
                   "hexplan's own SLO check: seeds 1..N of Poisson arrivals (0: off, at most 10)")
       ->capture_default_str();

@@ -467,7 +467,16 @@ Command AddTpCommand(CLI::App& root) {
                 "do not require weights + KV cache to fit GPU memory (the paper's setups do not)");
   app->add_flag("--paper-volume", args->paper_volume,
                 "count every collective as b*h as the paper's eq. 1 does (volume and time)");
-  app->add_option("--report", args->report, "write the Fig. 8/9 sweeps (markdown + SVG) into DIR");
+  auto* report = app->add_option(
+      "--report", args->report,
+      "write the paper's Fig. 8/9 sweeps (markdown + SVG) into DIR: GPT-3 175B and MT-NLG 530B on "
+      "asym:S0-S16, every method; takes --batch, --input-len, --dtype and the time options, not a "
+      "MODEL, --cluster or a method's options");
+  // The sweep fixes its models, clusters and methods: an option it would ignore is an error.
+  for (const char* ignored : {"MODEL", "--model", "--cluster", "--algo", "--groups", "--compare",
+                              "--rate", "--requests", "--pp", "--micro-batches", "--paper-groups",
+                              "--json", "--no-plan", "--ignore-memory", "--output-len"})
+    report->excludes(app->get_option(ignored));
   app->footer(MethodsFooter());
   return {app, [args]() { return RunTp(*args); }};
 }

@@ -41,6 +41,11 @@ Status WriteInto(const std::string& to, std::string_view contents) {
 }
 
 StatusOr<std::string> ReadFileToString(const std::string& path) {
+  std::error_code ec;
+  // A directory opens as a stream and reads as nothing: every reader would then say its file was
+  // empty ("no scenario rows"), not that it was given a directory.
+  if (std::filesystem::is_directory(path, ec))
+    return InvalidArgument(path + ": is a directory; expected a file");
   std::ifstream in(path, std::ios::binary);
   if (!in) return NotFound(path + ": cannot open file: " + std::strerror(errno));
   std::ostringstream ss;

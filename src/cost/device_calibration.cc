@@ -15,6 +15,7 @@
 
 #include "cost/builtin_calibration_texts.h"
 #include "hexplan/core/file_util.h"
+#include "hexplan/core/yaml_document.h"
 
 namespace hx::cost {
 namespace {
@@ -485,8 +486,12 @@ StatusOr<DeviceCalibration> ParseDeviceCalibration(const std::string& text,
   try {
     root = YAML::Load(text);
   } catch (const YAML::ParserException& e) {
-    return ParseError(source + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
+    return ParseError(source + ":" + std::to_string(e.mark.line + 1) + ": " +
+                      YamlParseErrorMessage(e));
   }
+  if (auto dup = FindDuplicateYamlKey(root))
+    return ParseError(source + ":" + std::to_string(dup->line) + ": " +
+                      DescribeDuplicateYamlKey(*dup));
   return Reader(source).Read(root);
 }
 

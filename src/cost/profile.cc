@@ -50,6 +50,22 @@ std::optional<std::pair<double, ProfileMatch>> FindDevice(const std::map<std::st
   return std::nullopt;
 }
 
+// Each entry of a profile file once: a second entry for the same (node, device), transfer, memory
+// row or device setting would replace the first without a word. Remembers where each was first.
+class EntriesSeenOnce {
+ public:
+  // "" when `entry` is new, else where it was first given.
+  std::string FirstPlace(const std::string& entry, const std::string& where) {
+    auto [it, fresh] = first_.emplace(entry, where);
+    return fresh ? std::string() : it->second;
+  }
+
+ private:
+  std::map<std::string, std::string> first_;
+};
+
+std::string Quoted(const std::string& s) { return "'" + s + "'"; }
+
 }  // namespace
 
 graph::DType OpComputeDType(const graph::Graph& graph, NodeId op) {
@@ -345,6 +361,12 @@ StatusOr<Profile> Profile::FromJson(const std::string& text, const std::string& 
     return Status::Ok();
   };
 
+  EntriesSeenOnce seen;
+  auto once = [&](const std::string& entry, const std::string& where) -> Status {
+    std::string first = seen.FirstPlace(entry, where);
+    if (first.empty()) return Status::Ok();
+    return err(where, entry + " is also given at " + first + "; give each entry once");
+  };
   Profile profile;
   if (doc.contains("ops")) {
     const json& ops = doc["ops"];
@@ -366,6 +388,8 @@ StatusOr<Profile> Profile::FromJson(const std::string& text, const std::string& 
       }
       double seconds = kProfileInf;
       if (supported) HX_RETURN_IF_ERROR(get_seconds(e, where, &seconds));
+      HX_RETURN_IF_ERROR(
+          once((has_node ? "node " : "signature ") + Quoted(key) + " on " + Quoted(device), where));
       (has_node ? profile.node_times_ : profile.signature_times_)[key][device] = seconds;
     }
   }
@@ -381,6 +405,9 @@ StatusOr<Profile> Profile::FromJson(const std::string& text, const std::string& 
       HX_RETURN_IF_ERROR(get_string(e, where, "src", &src));
       HX_RETURN_IF_ERROR(get_string(e, where, "dst", &dst));
       HX_RETURN_IF_ERROR(get_seconds(e, where, &seconds));
+      HX_RETURN_IF_ERROR(
+          once("the transfer of node " + Quoted(node) + " " + Quoted(src) + " -> " + Quoted(dst),
+               where));
       profile.SetTransferTime(node, src, dst, seconds);
     }
   }
@@ -396,6 +423,7 @@ StatusOr<Profile> Profile::FromJson(const std::string& text, const std::string& 
       if (!e["bytes"].is_number_integer() || e["bytes"].get<int64_t>() < 0) {
         return err(where + ".bytes", "expected a non-negative integer");
       }
+      HX_RETURN_IF_ERROR(once("the memory of node " + Quoted(node), where));
       profile.SetNodeMemory(node, e["bytes"].get<int64_t>());
     }
   }
@@ -412,6 +440,7 @@ StatusOr<Profile> Profile::FromJson(const std::string& text, const std::string& 
           e["gamma"].get<double>() < 0) {
         return err(where + ".gamma", "expected a non-negative number");
       }
+      HX_RETURN_IF_ERROR(once("the contention of device " + Quoted(device), where));
       profile.SetCpuContention(device, e["gamma"].get<double>());
     }
   }
@@ -425,6 +454,7 @@ StatusOr<Profile> Profile::FromJson(const std::string& text, const std::string& 
       double seconds = 0.0;
       HX_RETURN_IF_ERROR(get_string(e, where, "device", &device));
       HX_RETURN_IF_ERROR(get_seconds(e, where, &seconds));
+      HX_RETURN_IF_ERROR(once("the subgraph start of device " + Quoted(device), where));
       profile.SetSubgraphCost(device, seconds);
     }
   }
@@ -440,6 +470,7 @@ StatusOr<Profile> Profile::FromJson(const std::string& text, const std::string& 
       HX_RETURN_IF_ERROR(get_string(e, where, "src", &src));
       HX_RETURN_IF_ERROR(get_string(e, where, "dst", &dst));
       HX_RETURN_IF_ERROR(get_seconds(e, where, &seconds));
+      HX_RETURN_IF_ERROR(once(std::string(key) + " " + Quoted(src) + " -> " + Quoted(dst), where));
       if (std::string(key) == "transfer_send")
         profile.SetSendCost(src, dst, seconds);
       else
@@ -512,6 +543,7 @@ StatusOr<Profile> Profile::FromCsv(const std::string& text, const std::string& s
     return ParseError(source_name + ":" + std::to_string(header.line) +
                       ": the header needs a \"node\" or \"signature\" column");
   }
+  EntriesSeenOnce seen;
   Profile profile;
   for (size_t r = first + 1; r < rows.size(); ++r) {
     const internal::CsvRow& row = rows[r];
@@ -523,6 +555,12 @@ StatusOr<Profile> Profile::FromCsv(const std::string& text, const std::string& s
       return ParseError(where("row") + "has " + std::to_string(row.fields.size()) +
                         " fields, the header " + std::to_string(header.fields.size()));
     }
+    auto once = [&](const std::string& entry) -> Status {
+      std::string first_line = seen.FirstPlace(entry, "line " + std::to_string(row.line));
+      if (first_line.empty()) return Status::Ok();
+      return ParseError(where("row") + entry + " is also given at " + first_line +
+                        "; give each entry once");
+    };
     auto get = [&](const char* name) -> std::string {
       auto it = col.find(name);
       if (it == col.end() || it->second >= row.fields.size()) return "";
@@ -571,6 +609,7 @@ StatusOr<Profile> Profile::FromCsv(const std::string& text, const std::string& s
         return ParseError(where("memory_bytes") + "expected a non-negative integer, got \"" +
                           memory_text + "\"");
       }
+      HX_RETURN_IF_ERROR(once("the memory of node " + Quoted(node)));
       profile.SetNodeMemory(node, bytes);
       used = true;
     }
@@ -578,6 +617,8 @@ StatusOr<Profile> Profile::FromCsv(const std::string& text, const std::string& s
       if (node.empty()) return ParseError(where("dst_device") + "a transfer needs a node");
       if (device.empty()) return ParseError(where("device") + "a transfer needs a source device");
       if (!has_seconds) return ParseError(where("seconds") + "a transfer needs seconds");
+      HX_RETURN_IF_ERROR(once("the transfer of node " + Quoted(node) + " " + Quoted(device) +
+                              " -> " + Quoted(dst)));
       profile.SetTransferTime(node, device, dst, seconds);
       continue;
     }
@@ -585,6 +626,8 @@ StatusOr<Profile> Profile::FromCsv(const std::string& text, const std::string& s
       if (device.empty()) return ParseError(where("device") + "missing");
       auto& table = node.empty() ? profile.signature_times_ : profile.node_times_;
       const std::string& key = node.empty() ? sig : node;
+      HX_RETURN_IF_ERROR(
+          once((node.empty() ? "signature " : "node ") + Quoted(key) + " on " + Quoted(device)));
       table[key][device] = supported ? seconds : kProfileInf;
       used = true;
     }

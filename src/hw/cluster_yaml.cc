@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "hexplan/core/utf8.h"
+#include "hexplan/core/yaml_document.h"
 #include "hexplan/hw/device_spec.h"
 #include "hexplan/hw/presets.h"
 #include "hexplan/hw/quantity.h"
@@ -333,8 +334,12 @@ class Reader {
       root = YAML::Load(text);
     } catch (const YAML::ParserException& e) {
       return ParseError(source_ + ":" + std::to_string(e.mark.line + 1) + ":" +
-                        std::to_string(e.mark.column + 1) + ": YAML syntax error: " + e.msg);
+                        std::to_string(e.mark.column + 1) +
+                        ": YAML syntax error: " + YamlParseErrorMessage(e));
     }
+    if (auto dup = FindDuplicateYamlKey(root))
+      return ParseError(source_ + ":" + std::to_string(dup->line) + ": " +
+                        DescribeDuplicateYamlKey(*dup));
     if (!root.IsMap()) return ParseError(source_ + ": a cluster file is a mapping with 'nodes'");
     HX_RETURN_IF_ERROR(CheckKeys(root, "the cluster", {"name", "nodes", "links", "p2p"}));
     Cluster c;

@@ -30,5 +30,13 @@ TEST(FileUtilTest, RelativeToAndResolveFromUndoEachOther) {
   EXPECT_EQ(ResolveFrom("/abs/m.onnx", "b"), "/abs/m.onnx");
 }
 
+// A directory opens as a stream and reads as nothing; every reader would report an empty file.
+TEST(FileUtilTest, ReadingADirectoryIsAnErrorSayingSo) {
+  auto text = ReadFileToString(::testing::TempDir());
+  ASSERT_FALSE(text.ok());
+  EXPECT_NE(text.status().message().find("is a directory"), std::string::npos)
+      << text.status().message();
+}
+
 }  // namespace
 }  // namespace hx

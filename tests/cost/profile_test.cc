@@ -110,6 +110,59 @@ TEST(ProfileTest, MinimalCsvWithOnlySomeColumns) {
   EXPECT_EQ(p->node_times().at("b").at("cpu"), 2.0);
 }
 
+// A profile file gives each entry once: a second (node, device) time, transfer, memory row or
+// device setting would replace the first silently, so it is an error naming both places.
+TEST(ProfileTest, AnEntryGivenTwiceIsAnErrorNamingBothPlaces) {
+  struct Case {
+    const char* what;
+    std::string json;
+    const char* second;
+    const char* first;
+  };
+  const Case cases[] = {
+      {"op time", R"({"ops": [{"node": "a", "device": "gpu0", "seconds": 1},
+                      {"node": "b", "device": "gpu0", "seconds": 1},
+                      {"node": "a", "device": "gpu0", "seconds": 2}]})",
+       "ops[2]", "ops[0]"},
+      {"unsupported after a time", R"({"ops": [{"signature": "s", "device": "cpu", "seconds": 1},
+                      {"signature": "s", "device": "cpu", "supported": false}]})",
+       "ops[1]", "ops[0]"},
+      {"transfer", R"({"transfers": [{"node": "a", "src": "g0", "dst": "g1", "seconds": 1},
+                      {"node": "a", "src": "g0", "dst": "g1", "seconds": 1}]})",
+       "transfers[1]", "transfers[0]"},
+      {"memory", R"({"memory": [{"node": "a", "bytes": 1}, {"node": "a", "bytes": 2}]})",
+       "memory[1]", "memory[0]"},
+      {"contention", R"({"cpu_contention": [{"device": "cpu", "gamma": 1},
+                      {"device": "cpu", "gamma": 2}]})",
+       "cpu_contention[1]", "cpu_contention[0]"},
+      {"send cost", R"({"transfer_send": [{"src": "a", "dst": "b", "seconds": 1},
+                      {"src": "a", "dst": "b", "seconds": 2}]})",
+       "transfer_send[1]", "transfer_send[0]"},
+  };
+  for (const Case& c : cases) {
+    auto p = Profile::FromJson(c.json, "p.json");
+    ASSERT_FALSE(p.ok()) << c.what;
+    const std::string m = p.status().message();
+    EXPECT_NE(m.find(c.second), std::string::npos) << c.what << ": " << m;
+    EXPECT_NE(m.find(c.first), std::string::npos) << c.what << ": " << m;
+  }
+  // The same node on two devices, or as a time and a memory row, is two entries.
+  EXPECT_TRUE(Profile::FromJson(R"({"ops": [{"node": "a", "device": "gpu0", "seconds": 1},
+                                            {"node": "a", "device": "gpu1", "seconds": 1}],
+                                   "memory": [{"node": "a", "bytes": 1}]})",
+                                "p.json")
+                  .ok());
+  auto csv = Profile::FromCsv(
+      "node,device,seconds,memory_bytes\na,gpu0,1,\nb,gpu0,1,\na,,,5\n"
+      "a,gpu0,2,\n",
+      "p.csv");
+  ASSERT_FALSE(csv.ok());
+  EXPECT_NE(csv.status().message().find("p.csv:5"), std::string::npos) << csv.status().message();
+  EXPECT_NE(csv.status().message().find("line 2"), std::string::npos) << csv.status().message();
+  EXPECT_TRUE(
+      Profile::FromCsv("node,device,seconds,memory_bytes\na,gpu0,1,5\na,gpu1,1,\n", "p.csv").ok());
+}
+
 TEST(ProfileTest, LookupOrder) {
   graph::Graph g = testing::MakeChain(2, 64, 8);
   NodeId op0 = g.Ops()[0];

@@ -1,0 +1,75 @@
+// Checks of a YAML document before its fields are read: a key given twice in one mapping (which
+// yaml-cpp would resolve to the first silently), found at any depth with both lines named, and a
+// document nested past the parser's limit named as such.
+
+#include "hexplan/core/yaml_document.h"
+
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <string>
+
+namespace hx {
+namespace {
+
+TEST(YamlDocumentTest, DistinctKeysPass) {
+  EXPECT_FALSE(FindDuplicateYamlKey(YAML::Load("a: 1\nb: {a: 2, b: 3}\nc: [{a: 1}, {a: 2}]\n")));
+  EXPECT_FALSE(FindDuplicateYamlKey(YAML::Load("just a scalar")));
+  EXPECT_FALSE(FindDuplicateYamlKey(YAML::Load("")));
+}
+
+TEST(YamlDocumentTest, RepeatedTopLevelKeyNamesBothLines) {
+  auto dup = FindDuplicateYamlKey(YAML::Load("model: A\nnotes: []\nmodel: B\n"));
+  ASSERT_TRUE(dup);
+  EXPECT_EQ(dup->key, "model");
+  EXPECT_EQ(dup->path, "");
+  EXPECT_EQ(dup->first_line, 1);
+  EXPECT_EQ(dup->line, 3);
+  const std::string text = DescribeDuplicateYamlKey(*dup);
+  EXPECT_NE(text.find("'model'"), std::string::npos) << text;
+  EXPECT_NE(text.find("lines 1 and 3"), std::string::npos) << text;
+}
+
+TEST(YamlDocumentTest, RepeatedKeyInsideSequencesAndMappingsHasItsPath) {
+  const char* text =
+      "nodes:\n"
+      "  - name: a\n"
+      "  - name: b\n"
+      "    devices:\n"
+      "      - {name: gpu0, model: T4, model: V100}\n";
+  auto dup = FindDuplicateYamlKey(YAML::Load(text));
+  ASSERT_TRUE(dup);
+  EXPECT_EQ(dup->key, "model");
+  EXPECT_EQ(dup->path, "nodes[1].devices[0]");
+  EXPECT_EQ(dup->line, 5);
+  EXPECT_EQ(dup->first_line, 5);
+}
+
+TEST(YamlDocumentTest, TheFirstRepeatInDocumentOrderIsReported) {
+  // Two repeats: the one inside `a` (lines 2-3) comes before the top-level one (lines 1 and 5).
+  auto dup = FindDuplicateYamlKey(YAML::Load("a:\n  x: 1\n  x: 2\nb: 3\na: 4\n"));
+  ASSERT_TRUE(dup);
+  EXPECT_EQ(dup->key, "x");
+  EXPECT_EQ(dup->path, "a");
+  EXPECT_EQ(dup->line, 3);
+}
+
+TEST(YamlDocumentTest, NestingPastTheParsersLimitIsNamed) {
+  const std::string deep = "model: " + std::string(3000, '[') + std::string(3000, ']') + "\n";
+  try {
+    YAML::Load(deep);
+    FAIL() << "yaml-cpp parsed 3000 levels; its depth limit changed";
+  } catch (const YAML::ParserException& e) {
+    const std::string message = YamlParseErrorMessage(e);
+    EXPECT_NE(message.find("levels deep"), std::string::npos) << message;
+  }
+  try {
+    YAML::Load("a: [\n");
+    FAIL() << "an unclosed list parsed";
+  } catch (const YAML::ParserException& e) {
+    EXPECT_EQ(YamlParseErrorMessage(e), e.msg);
+  }
+}
+
+}  // namespace
+}  // namespace hx
