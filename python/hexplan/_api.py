@@ -161,6 +161,10 @@ def profile(model: Model, cluster: Optional[Cluster] = None, *, output: Optional
 
 
 def tp(model: str, cluster: Optional[Cluster] = None, **options: Any) -> Result:
+    if "report" in options:
+        # The paper's fixed sweep writes files and prints no JSON, and takes no model or cluster.
+        raise ValueError("tp(report=...): the Fig. 8/9 sweep is the command line's "
+                         "`hexplan tp --report DIR`, not a plan of one model on one cluster")
     with _workdir() as work:
         args = ["tp", "--model", model] + _cluster_flag(cluster, work)
         _, out = invoke_json(args + flags("tp", options))

@@ -91,6 +91,11 @@ def test_tp_equals_cli(cli):
     assert without(result.to_dict(), TIMING_FIELDS) == without(report, TIMING_FIELDS)
 
 
+def test_tp_report_points_to_the_command_line():
+    with pytest.raises(ValueError, match="hexplan tp --report DIR"):
+        hexplan.tp("gpt3-175b", "asym:S8", report="out")
+
+
 def test_share_equals_cli(cli):
     result = hexplan.share(scenario="S1", algo="parvagpu")
     report = cli.json("share", "--scenario", "S1", "--algo", "parvagpu")

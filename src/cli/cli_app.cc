@@ -1,9 +1,9 @@
 // The `hexplan` command line (see cli_app.h); main.cc is a call to RunCli.
 #include "cli/cli_app.h"
 
-#include <charconv>
-#include <cstdint>
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <new>
 
@@ -48,32 +48,26 @@ std::vector<Command> AddCommands(CLI::App& app) {
   };
 }
 
-std::string OptionName(const CLI::Option& o) {
-  if (!o.nonpositional()) return o.get_name(true);
-  return o.get_lnames().empty() ? "-" + o.get_snames().front() : "--" + o.get_lnames().front();
-}
-
-// What is wrong with one value of an option, or "". CLI11 saturates integers out of range
-// (`--seed 99999999999999999999` became 2^64-1 and `--seed -1` wrapped to it) and no option of ours
-// means anything by "" (`-o ""`, a shell variable never set: most read it as "not given", printed
-// the plan, wrote nothing and exited 0).
+// What is wrong with one value of an option, or "". CLI11 converts integers as strtoll/strtoull
+// in base 0 do and keeps their saturated result (`--seed 99999999999999999999`, `0x1` followed by
+// 17 zeros, became 2^64-1 and `--seed -1` wrapped to it); the same conversion here sees the
+// overflow. No option of ours means anything by "" (`-o ""`, a shell variable never set: most
+// read it as "not given", printed the plan, wrote nothing and exited 0).
 std::string BadValue(const CLI::Option& o, const std::string& value) {
   if (value.empty()) return "an empty value; give one or leave the option out";
-  const std::string type = o.get_type_name();
-  const bool is_unsigned = type == "UINT", is_signed = type == "INT";
+  const std::string type = o.get_type_name();  // "INT", "UINT", "INT:..." with a validator
+  const bool is_unsigned = type.rfind("UINT", 0) == 0, is_signed = type.rfind("INT", 0) == 0;
   if (!is_unsigned && !is_signed) return "";
-  const char* begin = value.data() + (value[0] == '+' ? 1 : 0);
-  const char* end = value.data() + value.size();
-  std::from_chars_result r{};
-  if (is_unsigned) {
-    uint64_t v = 0;
-    r = value[0] == '-' ? std::from_chars_result{begin, std::errc::result_out_of_range}
-                        : std::from_chars(begin, end, v);
-  } else {
-    int64_t v = 0;
-    r = std::from_chars(begin, end, v);
-  }
-  if (r.ec != std::errc::result_out_of_range) return "";  // CLI11 has checked the form already
+  const size_t first = value.find_first_not_of(" \t");
+  const bool negative = first != std::string::npos && value[first] == '-';
+  errno = 0;
+  char* end = nullptr;
+  if (is_unsigned)
+    std::strtoull(value.c_str(), &end, 0);
+  else
+    std::strtoll(value.c_str(), &end, 0);
+  const bool overflow = errno == ERANGE || (is_unsigned && negative);
+  if (!overflow) return "";  // CLI11 has checked the form already
   return "'" + value + "' is out of range (" +
          (is_unsigned ? "0 to 18446744073709551615" : "a 64-bit integer") + ")";
 }
@@ -85,7 +79,7 @@ std::string BadValues(const std::vector<Command>& commands) {
     for (const CLI::Option* o : command.app->get_options()) {
       if (o->get_expected_max() == 0 || o->count() == 0) continue;  // flags, options not given
       for (const std::string& value : o->results())
-        if (std::string bad = BadValue(*o, value); !bad.empty()) return OptionName(*o) + ": " + bad;
+        if (std::string bad = BadValue(*o, value); !bad.empty()) return o->get_name() + ": " + bad;
     }
   }
   return "";

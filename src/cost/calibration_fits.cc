@@ -10,6 +10,7 @@
 #include "hexplan/cost/calibration_data.h"
 #include "hexplan/cost/deepbench_data.h"
 #include "hexplan/cost/fit_collective.h"
+#include "hexplan/cost/vidur_attention_data.h"
 #include "hexplan/hw/device_spec.h"
 
 namespace hx::cost {
@@ -280,6 +281,10 @@ StatusOr<std::vector<OpSample>> ReadCalibrationSamples(const std::string& data_d
     HX_RETURN_IF_ERROR(
         Append(ReadLlmCompassOps(data_dir + "/tp/PrincetonUniversity-LLMCompass"), out));
     HX_RETURN_IF_ERROR(AppendVidur(data_dir, "a100", out));
+    // vidur's FlashAttention decode kernels, compiled in (vidur_attention_data.h); its FlashInfer
+    // ones are a check (A100Fits).
+    HX_RETURN_IF_ERROR(
+        Append(VidurA100DecodeAttentionSamples(VidurAttentionBackend::kFlashAttentionLlama2), out));
   } else if (model == "H100-SXM5-80GB") {
     HX_RETURN_IF_ERROR(AppendVidur(data_dir, "h100", out));
   } else if (model == "V100-SXM2-32GB") {
@@ -315,6 +320,12 @@ StatusOr<CalibrationFits> RunCalibrationFits(const std::string& data_dir) {
   HX_ASSIGN_OR_RETURN(
       DeviceFits a,
       OperatorFits("A100-SXM4-80GB", "A100-SXM4-80GB (LLMCompass), A100 80GB (vidur)", a100));
+  // FlashInfer's decode kernel, a second kernel for the same operator (a floor of ~24 us below
+  // batch 8 where FlashAttention's is ~12): checked, not fitted, as one curve fits one kernel.
+  a.kernel_checks =
+      CheckKernels(CurvesOf(a), a.peak,
+                   VidurA100DecodeAttentionSamples(VidurAttentionBackend::kFlashInferLlama3),
+                   "vidur FlashInfer decode attention (A100 80GB, Llama-3-8B's 32/8 heads)");
   HX_ASSIGN_OR_RETURN(a.collectives, VidurCollectiveFits(data_dir, "a100"));
   HX_ASSIGN_OR_RETURN(DeviceFits h, OperatorFits("H100-SXM5-80GB", "H100 80GB (vidur)", h100));
   HX_ASSIGN_OR_RETURN(h.collectives, VidurCollectiveFits(data_dir, "h100"));
@@ -333,6 +344,9 @@ void FillUnfittedParents(const DeviceFits& fits, DeviceCalibration& calibration)
   for (const ClassFitResult& c : fits.classes) {
     const OpClass parent = ParentOpClass(c.op_class);
     if (parent == c.op_class || fitted.count(parent)) continue;
+    // A kind chosen by phase (decode attention: one token over a KV cache) is no stand-in for its
+    // parent's kernels (prefill attention's are compute-bound).
+    if (c.op_class == OpClass::kDecodeAttention) continue;
     auto it = calibration.classes.find(parent);
     if (it != calibration.classes.end() && it->second.samples == 0 &&
         it->second.source.find("curve (no ") == std::string::npos)

@@ -34,7 +34,8 @@ constexpr std::array<std::string_view, kNumOpClasses> kClassNames = {"gemm",
                                                                      "grouped_convolution",
                                                                      "image_convolution",
                                                                      "pooling",
-                                                                     "dropout"};
+                                                                     "dropout",
+                                                                     "decode_attention"};
 
 const std::set<std::string>& KnownCollectives() {
   static const std::set<std::string> names = {"all_reduce", "all_gather", "reduce_scatter",
@@ -461,6 +462,8 @@ OpClass ParentOpClass(OpClass c) {
       return OpClass::kConvolution;
     case OpClass::kPooling:
       return OpClass::kOther;
+    case OpClass::kDecodeAttention:
+      return OpClass::kAttention;
     default:
       return c;
   }

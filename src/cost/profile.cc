@@ -51,17 +51,18 @@ std::optional<std::pair<double, ProfileMatch>> FindDevice(const std::map<std::st
 }
 
 // Each entry of a profile file once: a second entry for the same (node, device), transfer, memory
-// row or device setting would replace the first without a word. Remembers where each was first.
+// row or device setting with another value would replace the first without a word. The same value
+// again is no conflict (a CSV may give a node's memory on each of its device rows).
 class EntriesSeenOnce {
  public:
-  // "" when `entry` is new, else where it was first given.
-  std::string FirstPlace(const std::string& entry, const std::string& where) {
-    auto [it, fresh] = first_.emplace(entry, where);
-    return fresh ? std::string() : it->second;
+  // "" when `entry` is new or repeats its first value, else where it was first given.
+  std::string Conflict(const std::string& entry, double value, const std::string& where) {
+    auto [it, fresh] = first_.emplace(entry, std::make_pair(where, value));
+    return fresh || it->second.second == value ? std::string() : it->second.first;
   }
 
  private:
-  std::map<std::string, std::string> first_;
+  std::map<std::string, std::pair<std::string, double>> first_;  // entry -> (where, value)
 };
 
 std::string Quoted(const std::string& s) { return "'" + s + "'"; }
@@ -362,10 +363,10 @@ StatusOr<Profile> Profile::FromJson(const std::string& text, const std::string& 
   };
 
   EntriesSeenOnce seen;
-  auto once = [&](const std::string& entry, const std::string& where) -> Status {
-    std::string first = seen.FirstPlace(entry, where);
+  auto once = [&](const std::string& entry, double value, const std::string& where) -> Status {
+    std::string first = seen.Conflict(entry, value, where);
     if (first.empty()) return Status::Ok();
-    return err(where, entry + " is also given at " + first + "; give each entry once");
+    return err(where, entry + " is also given at " + first + " with another value");
   };
   Profile profile;
   if (doc.contains("ops")) {
@@ -389,7 +390,8 @@ StatusOr<Profile> Profile::FromJson(const std::string& text, const std::string& 
       double seconds = kProfileInf;
       if (supported) HX_RETURN_IF_ERROR(get_seconds(e, where, &seconds));
       HX_RETURN_IF_ERROR(
-          once((has_node ? "node " : "signature ") + Quoted(key) + " on " + Quoted(device), where));
+          once((has_node ? "node " : "signature ") + Quoted(key) + " on " + Quoted(device), seconds,
+               where));
       (has_node ? profile.node_times_ : profile.signature_times_)[key][device] = seconds;
     }
   }
@@ -407,7 +409,7 @@ StatusOr<Profile> Profile::FromJson(const std::string& text, const std::string& 
       HX_RETURN_IF_ERROR(get_seconds(e, where, &seconds));
       HX_RETURN_IF_ERROR(
           once("the transfer of node " + Quoted(node) + " " + Quoted(src) + " -> " + Quoted(dst),
-               where));
+               seconds, where));
       profile.SetTransferTime(node, src, dst, seconds);
     }
   }
@@ -423,7 +425,8 @@ StatusOr<Profile> Profile::FromJson(const std::string& text, const std::string& 
       if (!e["bytes"].is_number_integer() || e["bytes"].get<int64_t>() < 0) {
         return err(where + ".bytes", "expected a non-negative integer");
       }
-      HX_RETURN_IF_ERROR(once("the memory of node " + Quoted(node), where));
+      HX_RETURN_IF_ERROR(
+          once("the memory of node " + Quoted(node), double(e["bytes"].get<int64_t>()), where));
       profile.SetNodeMemory(node, e["bytes"].get<int64_t>());
     }
   }
@@ -440,7 +443,8 @@ StatusOr<Profile> Profile::FromJson(const std::string& text, const std::string& 
           e["gamma"].get<double>() < 0) {
         return err(where + ".gamma", "expected a non-negative number");
       }
-      HX_RETURN_IF_ERROR(once("the contention of device " + Quoted(device), where));
+      HX_RETURN_IF_ERROR(
+          once("the contention of device " + Quoted(device), e["gamma"].get<double>(), where));
       profile.SetCpuContention(device, e["gamma"].get<double>());
     }
   }
@@ -454,7 +458,7 @@ StatusOr<Profile> Profile::FromJson(const std::string& text, const std::string& 
       double seconds = 0.0;
       HX_RETURN_IF_ERROR(get_string(e, where, "device", &device));
       HX_RETURN_IF_ERROR(get_seconds(e, where, &seconds));
-      HX_RETURN_IF_ERROR(once("the subgraph start of device " + Quoted(device), where));
+      HX_RETURN_IF_ERROR(once("the subgraph start of device " + Quoted(device), seconds, where));
       profile.SetSubgraphCost(device, seconds);
     }
   }
@@ -470,7 +474,8 @@ StatusOr<Profile> Profile::FromJson(const std::string& text, const std::string& 
       HX_RETURN_IF_ERROR(get_string(e, where, "src", &src));
       HX_RETURN_IF_ERROR(get_string(e, where, "dst", &dst));
       HX_RETURN_IF_ERROR(get_seconds(e, where, &seconds));
-      HX_RETURN_IF_ERROR(once(std::string(key) + " " + Quoted(src) + " -> " + Quoted(dst), where));
+      HX_RETURN_IF_ERROR(
+          once(std::string(key) + " " + Quoted(src) + " -> " + Quoted(dst), seconds, where));
       if (std::string(key) == "transfer_send")
         profile.SetSendCost(src, dst, seconds);
       else
@@ -555,11 +560,11 @@ StatusOr<Profile> Profile::FromCsv(const std::string& text, const std::string& s
       return ParseError(where("row") + "has " + std::to_string(row.fields.size()) +
                         " fields, the header " + std::to_string(header.fields.size()));
     }
-    auto once = [&](const std::string& entry) -> Status {
-      std::string first_line = seen.FirstPlace(entry, "line " + std::to_string(row.line));
+    auto once = [&](const std::string& entry, double value) -> Status {
+      std::string first_line = seen.Conflict(entry, value, "line " + std::to_string(row.line));
       if (first_line.empty()) return Status::Ok();
       return ParseError(where("row") + entry + " is also given at " + first_line +
-                        "; give each entry once");
+                        " with another value");
     };
     auto get = [&](const char* name) -> std::string {
       auto it = col.find(name);
@@ -609,7 +614,7 @@ StatusOr<Profile> Profile::FromCsv(const std::string& text, const std::string& s
         return ParseError(where("memory_bytes") + "expected a non-negative integer, got \"" +
                           memory_text + "\"");
       }
-      HX_RETURN_IF_ERROR(once("the memory of node " + Quoted(node)));
+      HX_RETURN_IF_ERROR(once("the memory of node " + Quoted(node), double(bytes)));
       profile.SetNodeMemory(node, bytes);
       used = true;
     }
@@ -617,8 +622,9 @@ StatusOr<Profile> Profile::FromCsv(const std::string& text, const std::string& s
       if (node.empty()) return ParseError(where("dst_device") + "a transfer needs a node");
       if (device.empty()) return ParseError(where("device") + "a transfer needs a source device");
       if (!has_seconds) return ParseError(where("seconds") + "a transfer needs seconds");
-      HX_RETURN_IF_ERROR(once("the transfer of node " + Quoted(node) + " " + Quoted(device) +
-                              " -> " + Quoted(dst)));
+      HX_RETURN_IF_ERROR(
+          once("the transfer of node " + Quoted(node) + " " + Quoted(device) + " -> " + Quoted(dst),
+               seconds));
       profile.SetTransferTime(node, device, dst, seconds);
       continue;
     }
@@ -627,7 +633,8 @@ StatusOr<Profile> Profile::FromCsv(const std::string& text, const std::string& s
       auto& table = node.empty() ? profile.signature_times_ : profile.node_times_;
       const std::string& key = node.empty() ? sig : node;
       HX_RETURN_IF_ERROR(
-          once((node.empty() ? "signature " : "node ") + Quoted(key) + " on " + Quoted(device)));
+          once((node.empty() ? "signature " : "node ") + Quoted(key) + " on " + Quoted(device),
+               supported ? seconds : kProfileInf));
       table[key][device] = supported ? seconds : kProfileInf;
       used = true;
     }

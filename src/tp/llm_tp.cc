@@ -86,8 +86,9 @@ double LinearPartTime(const TpGpu& gpu, double w, double ln_share, double tokens
   return t;
 }
 
-// Attention kernels (QK^T, softmax, AV) for `batch` sequences of `q` new tokens over `kv` keys.
-double AttentionTime(const TpGpu& gpu, double w, double batch, double q, double kv,
+// Attention kernels (QK^T, softmax, AV) for `batch` sequences of `q` new tokens over `kv` keys,
+// in prefill or in a decode step (the fused engine's decode kernel has a curve of its own).
+double AttentionTime(const TpGpu& gpu, double w, double batch, double q, double kv, bool decode,
                      const LlmShape& s, const TimeParams& tp) {
   double b = static_cast<double>(s.bytes_per_element);
   double h = static_cast<double>(s.AttentionWidth()), hkv = static_cast<double>(s.KvWidth());
@@ -96,7 +97,7 @@ double AttentionTime(const TpGpu& gpu, double w, double batch, double q, double 
   if (tp.engine == TpEngine::kFused)  // one kernel; the scores stay on chip
     return KernelTime(4.0 * batch * q * kv * h * w,
                       (2.0 * batch * q * h + 2.0 * batch * kv * hkv) * b * w, gpu, tp,
-                      cost::OpClass::kAttention);
+                      decode ? cost::OpClass::kDecodeAttention : cost::OpClass::kAttention);
   double qk =
       KernelTime(2.0 * batch * q * kv * h * w, (batch * q * h + batch * kv * hkv + scores) * b * w,
                  gpu, tp, cost::OpClass::kGemm);
@@ -858,23 +859,23 @@ void TimeLayout(const TpSystem& sys, const LlmShape& shape, const LlmWorkload& w
           LinearPartTime(*w.gpu, w.share, L.replicated_norm ? 1.0 : w.share, tokens, shape, tp));
     return out;
   };
-  auto compute = [&](const std::vector<double>& lin, double q, double kv_len) {
+  auto compute = [&](const std::vector<double>& lin, double q, double kv_len, bool decode) {
     double worst = 0.0;
     for (size_t i = 0; i < work.size(); ++i)
-      worst = std::max(
-          worst, lin[i] + AttentionTime(*work[i].gpu, work[i].share, batch, q, kv_len, shape, tp));
+      worst = std::max(worst, lin[i] + AttentionTime(*work[i].gpu, work[i].share, batch, q, kv_len,
+                                                     decode, shape, tp));
     return worst;
   };
   double prefill_tokens = batch * static_cast<double>(wl.input_len);
   double in_len = static_cast<double>(wl.input_len);
-  res->prefill_compute_s = layers * compute(linear_part(prefill_tokens), in_len, in_len);
+  res->prefill_compute_s = layers * compute(linear_part(prefill_tokens), in_len, in_len, false);
   res->prefill_comm_s = layers * L.comm_time(prefill_tokens);
   res->prefill_s = res->prefill_compute_s + res->prefill_comm_s;
   std::vector<double> decode_linear = linear_part(batch);
   res->decode_compute_s = 0.0;
   for (int64_t i = 0; i < wl.output_len; ++i)
     res->decode_compute_s +=
-        layers * compute(decode_linear, 1.0, in_len + static_cast<double>(i) + 1);
+        layers * compute(decode_linear, 1.0, in_len + static_cast<double>(i) + 1, true);
   if (tp.calibrated && shape.vocab > 0 && shape.lm_head) {  // once per pass (calibrated model)
     double head = 0.0;  // on calibrated GPUs only: without one, "calibrated" is the roofline
     for (const auto& w : work)

@@ -383,6 +383,17 @@ CASES = [
          says=["--seed", "out of range"]),
     case("place --seed negative", "place gpt2 --cluster dgx-a100 --seed -1 -o $D/p.json",
          says=["--seed", "-1"]),
+    case("place --seed past 64 bits in hexadecimal", "place gpt2 --cluster dgx-a100 --seed 0x10000000000000000 -o $D/p.json",
+         says=["--seed", "out of range"]),
+    case("place --batch past 64 bits after a space", "place gpt2 --cluster dgx-a100 --batch ' 99999999999999999999' -o $D/p.json",
+         says=["--batch", "out of range"]),
+    case("cluster YAML of aliases to aliases (billion laughs)", "topo $D/c.yaml",
+         files={"c.yaml": b"a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n" + b"".join(
+             b"a%d: &a%d [%s]\n" % (i, i, b", ".join([b"*a%d" % (i - 1)] * 10)) for i in range(1, 12))},
+         says=["c.yaml", "a0"]),
+    case("profile JSON with a key twice in one entry", "place gpt2 --cluster dgx-a100 --profile $D/p.json",
+         files={"p.json": b'{"ops": [{"node": "embed", "device": "gpu0", "seconds": 1e-3, "seconds": 2e-3}]}'},
+         says=["p.json", "'seconds' appears twice"]),
     case("share --seeds without --simulate", "share --scenario S1 --seeds 3 " + PARVA,
          says=["--seeds", "--simulate"]),
     case("share --slo-latency that is a directory", "share --scenario S1 --slo-latency $D/dir"

@@ -42,7 +42,7 @@ TEST(YamlDocumentTest, RepeatedKeyInsideSequencesAndMappingsHasItsPath) {
   EXPECT_EQ(dup->key, "model");
   EXPECT_EQ(dup->path, "nodes[1].devices[0]");
   EXPECT_EQ(dup->line, 5);
-  EXPECT_EQ(dup->first_line, 5);
+  EXPECT_EQ(dup->first_line, 5);  // one flow mapping: "both on line 5"
 }
 
 TEST(YamlDocumentTest, TheFirstRepeatInDocumentOrderIsReported) {
@@ -52,6 +52,27 @@ TEST(YamlDocumentTest, TheFirstRepeatInDocumentOrderIsReported) {
   EXPECT_EQ(dup->key, "x");
   EXPECT_EQ(dup->path, "a");
   EXPECT_EQ(dup->line, 3);
+}
+
+// Aliases are their anchors' nodes: ten lists each naming the previous one ten times would be
+// 10^10 visits of 300 bytes if each alias were walked again (the "billion laughs" document).
+TEST(YamlDocumentTest, AliasesAreWalkedOnce) {
+  std::string text = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
+  for (int i = 1; i < 10; ++i) {
+    const std::string prev = "*a" + std::to_string(i - 1);
+    text += "a" + std::to_string(i) + ": &a" + std::to_string(i) + " [";
+    for (int k = 0; k < 10; ++k) text += (k ? ", " : "") + prev;
+    text += "]\n";
+  }
+  text += "a0: again\n";  // and the repeat after them is still found
+  auto dup = FindDuplicateYamlKey(YAML::Load(text));
+  ASSERT_TRUE(dup);
+  EXPECT_EQ(dup->key, "a0");
+  EXPECT_EQ(dup->line, 11);
+  EXPECT_EQ(DescribeDuplicateYamlKey(*dup).find("both on line"), std::string::npos);
+  auto same_line = FindDuplicateYamlKey(YAML::Load("{k: 1, k: 2}"));
+  ASSERT_TRUE(same_line);
+  EXPECT_NE(DescribeDuplicateYamlKey(*same_line).find("both on line 1"), std::string::npos);
 }
 
 TEST(YamlDocumentTest, NestingPastTheParsersLimitIsNamed) {

@@ -110,8 +110,9 @@ TEST(ProfileTest, MinimalCsvWithOnlySomeColumns) {
   EXPECT_EQ(p->node_times().at("b").at("cpu"), 2.0);
 }
 
-// A profile file gives each entry once: a second (node, device) time, transfer, memory row or
-// device setting would replace the first silently, so it is an error naming both places.
+// A profile file gives each entry one value: a second (node, device) time, transfer, memory row or
+// device setting with another value would replace the first silently, so it is an error naming
+// both places.
 TEST(ProfileTest, AnEntryGivenTwiceIsAnErrorNamingBothPlaces) {
   struct Case {
     const char* what;
@@ -128,7 +129,7 @@ TEST(ProfileTest, AnEntryGivenTwiceIsAnErrorNamingBothPlaces) {
                       {"signature": "s", "device": "cpu", "supported": false}]})",
        "ops[1]", "ops[0]"},
       {"transfer", R"({"transfers": [{"node": "a", "src": "g0", "dst": "g1", "seconds": 1},
-                      {"node": "a", "src": "g0", "dst": "g1", "seconds": 1}]})",
+                      {"node": "a", "src": "g0", "dst": "g1", "seconds": 3}]})",
        "transfers[1]", "transfers[0]"},
       {"memory", R"({"memory": [{"node": "a", "bytes": 1}, {"node": "a", "bytes": 2}]})",
        "memory[1]", "memory[0]"},
@@ -146,6 +147,11 @@ TEST(ProfileTest, AnEntryGivenTwiceIsAnErrorNamingBothPlaces) {
     EXPECT_NE(m.find(c.second), std::string::npos) << c.what << ": " << m;
     EXPECT_NE(m.find(c.first), std::string::npos) << c.what << ": " << m;
   }
+  // The same value again is no conflict (a CSV giving a node's memory on each device row).
+  auto same = Profile::FromCsv(
+      "node,device,seconds,memory_bytes\nmm0,gpu0,1,4096\nmm0,gpu1,2,4096\n", "p.csv");
+  ASSERT_TRUE(same.ok()) << same.status().message();
+  EXPECT_EQ(same->node_memory().at("mm0"), 4096);
   // The same node on two devices, or as a time and a memory row, is two entries.
   EXPECT_TRUE(Profile::FromJson(R"({"ops": [{"node": "a", "device": "gpu0", "seconds": 1},
                                             {"node": "a", "device": "gpu1", "seconds": 1}],

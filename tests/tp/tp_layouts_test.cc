@@ -253,6 +253,42 @@ void KernelsUseTheShippedCalibrationWhereTheGpuHasOne() {
   EXPECT_DOUBLE_EQ(c->total_s(), a->total_s());
 }
 
+// The fused engine's decode attention (one new token over the KV cache) runs on its own class,
+// fitted to vidur's decode kernels; prefill attention stays on the attention class.
+void DecodeAttentionHasItsOwnCurve() {
+  TpSystem sys = MakeUniformSystem({1}, A100Sxm80Spec(), "fp16");
+  ASSERT_NE(sys.nodes[0].gpus[0].calibration, nullptr);
+  // The shipped curve without its floor (a short cache's kernel sits on it), and the same 1 ms
+  // slower: every decode kernel then differs by exactly 1 ms.
+  cost::DeviceCalibration base = *sys.nodes[0].gpus[0].calibration;
+  ASSERT_TRUE(base.classes.count(cost::OpClass::kDecodeAttention));
+  base.classes[cost::OpClass::kDecodeAttention].min_s = 0.0;
+  cost::DeviceCalibration slower = base;
+  const double extra_s = 1e-3;
+  slower.classes[cost::OpClass::kDecodeAttention].fixed_s += extra_s;
+  LlmShape shape = LayoutsGpt3();
+  shape.layers = 4;
+  TpOptions o;
+  o.method = TpMethod::kMegatron;
+  o.check_memory = false;
+  o.time = *TimePreset("calibrated");
+  o.time.engine = TpEngine::kFused;
+  LlmWorkload one_token_prompt = Short(2);
+  one_token_prompt.input_len = 1;  // a prefill of one token is still a prefill
+  for (const LlmWorkload& wl : {Short(2), one_token_prompt}) {
+    sys.nodes[0].gpus[0].calibration = &base;
+    auto shipped = PlanTensorParallel(sys, shape, wl, o);
+    sys.nodes[0].gpus[0].calibration = &slower;
+    auto changed = PlanTensorParallel(sys, shape, wl, o);
+    ASSERT_TRUE(shipped.ok() && changed.ok());
+    EXPECT_DOUBLE_EQ(changed->prefill_compute_s, shipped->prefill_compute_s) << wl.input_len;
+    // Every decode step of every layer pays the added time once (output_len steps).
+    EXPECT_NEAR(changed->decode_compute_s - shipped->decode_compute_s,
+                extra_s * shape.layers * static_cast<double>(wl.output_len), 1e-9)
+        << wl.input_len;
+  }
+}
+
 void FormatBytesNeverRoundsTrafficToZero() {
   EXPECT_EQ(FormatBytes(0), "0 B");
   EXPECT_EQ(FormatBytes(512), "512 B");
@@ -315,6 +351,7 @@ TEST(TpCompareTest, CalibratedTimesTheLmHeadOncePerPass) {
 TEST(TpCompareTest, CompareCalibratedAndUnits) {
   WinnerIsTheFastestAndIdealIsAVolumeBound();
   KernelsUseTheShippedCalibrationWhereTheGpuHasOne();
+  DecodeAttentionHasItsOwnCurve();
   FormatBytesNeverRoundsTrafficToZero();
 }
 

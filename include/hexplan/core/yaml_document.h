@@ -3,7 +3,7 @@
 //
 // Duplicate keys: yaml-cpp keeps every pair of a mapping and its lookup returns
 // the first, so `kernel_launch_s: 1e-5` written twice would take the first value and drop the
-// second without a word. Readers of our YAML files (clusters, calibrations, deployments) reject
+// second without a word. Readers of our YAML files (clusters, calibrations) reject
 // such a document instead, naming both lines.
 
 #include <optional>

@@ -89,7 +89,7 @@ struct DeviceFits {
   std::vector<ClassFitResult> classes;
   std::vector<ModelErrors> models;  // PipeDream only
   std::vector<CollectiveFitResult> collectives;
-  std::vector<KernelCheck> kernel_checks;  // V100: DeepBench's kernels (not fitted)
+  std::vector<KernelCheck> kernel_checks;  // not fitted: V100 DeepBench's, A100 vidur's FlashInfer
   bool pass() const;
 };
 

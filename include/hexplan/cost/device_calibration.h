@@ -45,13 +45,18 @@ enum class OpClass : uint8_t {
   kPooling,              // MaxPool, AveragePool and their global forms; parent kOther
   kDropout,              // training-mode dropout (a random mask drawn and written per element);
                          // parent kElementwise
+  kDecodeAttention,      // fused attention of one new token per sequence over its KV cache (an
+                         // LLM's decode step: FlashAttention's and FlashInfer's decode kernels,
+                         // TensorRT-LLM's masked MHA); chosen by phase, not by op type; parent
+                         // kAttention
 };
-inline constexpr int kNumOpClasses = 15;
+inline constexpr int kNumOpClasses = 16;
 std::string_view OpClassName(OpClass c);  // "gemm", "convolution", ...
 std::optional<OpClass> ParseOpClass(std::string_view name);
 // The class whose curve a file without `c` uses: kElementwise for kFusedElementwise and kDropout,
 // kNormalization for kSoftmax and kRmsNormalization, kConvolution for kWinogradConvolution,
-// kGroupedConvolution and kImageConvolution, kOther for kPooling, `c` itself for the others.
+// kGroupedConvolution and kImageConvolution, kOther for kPooling, kAttention for
+// kDecodeAttention, `c` itself for the others.
 OpClass ParentOpClass(OpClass c);
 
 // The efficiency curve of one operator class on one device model, and where it came from.
