@@ -18,13 +18,21 @@ TEST(YamlDocumentTest, DistinctKeysPass) {
   EXPECT_FALSE(FindDuplicateYamlKey(YAML::Load("")));
 }
 
+// The repeat FindDuplicateYamlKey reports in `text`, checked field by field.
+void ExpectRepeat(const std::string& text, const std::string& key, const std::string& path,
+                  int first_line, int line) {
+  auto dup = FindDuplicateYamlKey(YAML::Load(text));
+  ASSERT_TRUE(dup) << text;
+  EXPECT_EQ(dup->key, key) << text;
+  EXPECT_EQ(dup->path, path) << text;
+  EXPECT_EQ(dup->first_line, first_line) << text;
+  EXPECT_EQ(dup->line, line) << text;
+}
+
 TEST(YamlDocumentTest, RepeatedTopLevelKeyNamesBothLines) {
+  ExpectRepeat("model: A\nnotes: []\nmodel: B\n", "model", "", 1, 3);
   auto dup = FindDuplicateYamlKey(YAML::Load("model: A\nnotes: []\nmodel: B\n"));
   ASSERT_TRUE(dup);
-  EXPECT_EQ(dup->key, "model");
-  EXPECT_EQ(dup->path, "");
-  EXPECT_EQ(dup->first_line, 1);
-  EXPECT_EQ(dup->line, 3);
   const std::string text = DescribeDuplicateYamlKey(*dup);
   EXPECT_NE(text.find("'model'"), std::string::npos) << text;
   EXPECT_NE(text.find("lines 1 and 3"), std::string::npos) << text;
@@ -37,21 +45,12 @@ TEST(YamlDocumentTest, RepeatedKeyInsideSequencesAndMappingsHasItsPath) {
       "  - name: b\n"
       "    devices:\n"
       "      - {name: gpu0, model: T4, model: V100}\n";
-  auto dup = FindDuplicateYamlKey(YAML::Load(text));
-  ASSERT_TRUE(dup);
-  EXPECT_EQ(dup->key, "model");
-  EXPECT_EQ(dup->path, "nodes[1].devices[0]");
-  EXPECT_EQ(dup->line, 5);
-  EXPECT_EQ(dup->first_line, 5);  // one flow mapping: "both on line 5"
+  ExpectRepeat(text, "model", "nodes[1].devices[0]", 5, 5);  // one flow mapping: both on line 5
 }
 
 TEST(YamlDocumentTest, TheFirstRepeatInDocumentOrderIsReported) {
   // Two repeats: the one inside `a` (lines 2-3) comes before the top-level one (lines 1 and 5).
-  auto dup = FindDuplicateYamlKey(YAML::Load("a:\n  x: 1\n  x: 2\nb: 3\na: 4\n"));
-  ASSERT_TRUE(dup);
-  EXPECT_EQ(dup->key, "x");
-  EXPECT_EQ(dup->path, "a");
-  EXPECT_EQ(dup->line, 3);
+  ExpectRepeat("a:\n  x: 1\n  x: 2\nb: 3\na: 4\n", "x", "a", 2, 3);
 }
 
 // Aliases are their anchors' nodes: ten lists each naming the previous one ten times would be
