@@ -5,6 +5,7 @@
 #include <string>
 
 #include "hexplan/core/file_util.h"
+#include "hexplan/core/json_text.h"
 
 namespace hx::cli {
 
@@ -199,8 +200,8 @@ cost::AllReduceFitOptions NetworkFitOptions() {
 
 StatusOr<NetworkFits> ReadNetworkFits(const std::string& path) {
   HX_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || j.value("format", "") != "hexplan-network")
+  HX_ASSIGN_OR_RETURN(nlohmann::json j, ParseJson<nlohmann::json>(text, path));
+  if (!j.is_object() || j.value("format", "") != "hexplan-network")
     return ParseError(path + ": not a hexplan-network JSON file (profile --network writes one)");
   NetworkFits fits;
   fits.ranks = j.value("ranks", 0);
