@@ -307,16 +307,21 @@ Command AddCalibrateCommand(CLI::App& root) {
   app->add_option("--write", args->write_dir,
                   "write the fits into DIR/<model>.yaml (existing files are updated: only the "
                   "fitted classes and collectives change)");
-  app->add_flag("--measure", args->measure,
-                "measure this machine's GPU (copies, launch, cuBLAS GEMMs) instead of the "
-                "published data; needs a build with the CUDA toolkit");
+  auto* measure =
+      app->add_flag("--measure", args->measure,
+                    "measure this machine's GPU (copies, launch, cuBLAS GEMMs) instead of the "
+                    "published data; needs a build with the CUDA toolkit");
+  // The measurement's settings mean nothing without it: given alone they are an error.
   app->add_option("--device", args->gpu.device, "with --measure: the CUDA device ordinal")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->needs(measure);
   app->add_option("--repeats", args->gpu.repeats, "with --measure: timed runs per point")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->needs(measure);
   app->add_option("--link-gbps", args->link_gbps,
                   "with --measure: the host link's nominal GB/s the copy fractions are of")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->needs(measure);
   return {app, [args]() { return RunCalibrate(*args); }};
 }
 

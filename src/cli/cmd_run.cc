@@ -133,9 +133,13 @@ int RunRunOnRanks(const RunArgs& args, RunRanks& ranks) {
     const size_t eq = item.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
       return ReportError(InvalidArgument("--input: expected NAME=FILE.npy, got '" + item + "'"));
+    const std::string name = item.substr(0, eq);
+    if (values.count(name))
+      return ReportError(
+          InvalidArgument("--input '" + name + "' given twice; give each input once"));
     auto t = exec::ReadNpyFile(item.substr(eq + 1));
     if (!t.ok()) return ReportError(t.status());
-    values[item.substr(0, eq)] = std::move(t).value();
+    values[name] = std::move(t).value();
   }
   if (args.random_input) {
     for (auto& [name, t] : exec::RandomInputs(graph, args.seed + 1))

@@ -53,7 +53,7 @@ int RunSimulate(const SimulateArgs& args) {
   const hw::Cluster* cluster = loaded->inputs.cluster.get();
   const cost::CostModel& cost = *loaded->inputs.cost;
   plan::Plan& p = loaded->plan;
-  if (args.warm > 0.0) {
+  if (args.warm != 0.0) {  // a negative or NaN fraction is refused there, as place refuses it
     Status ws = plan::ApplyWarmStart(p, *graph, *cluster, args.warm);
     if (!ws.ok()) return ReportError(ws);
   }

@@ -446,9 +446,10 @@ Command AddTpCommand(CLI::App& root) {
   app->add_option("--input-len", args->input_len, "prompt tokens");
   app->add_option("--output-len", args->output_len, "generated tokens");
   app->add_option("--dtype", args->dtype, "fp16 | bf16 | fp32 (others exit 2)");
-  app->add_flag("--compare", args->compare,
-                "every method side by side: time to first token, time per output token, total, "
-                "memory, volume; the fastest marked");
+  auto* compare =
+      app->add_flag("--compare", args->compare,
+                    "every method side by side: time to first token, time per output token, total, "
+                    "memory, volume; the fastest marked");
   app->add_option(
       "--rate", args->rate,
       "also simulate serving: Poisson arrivals of R requests/s of the workload's "
@@ -456,7 +457,8 @@ Command AddTpCommand(CLI::App& root) {
   app->add_option("--requests", args->requests, "with --rate: requests simulated (default 200)");
   app->add_option("--pp", args->pp,
                   "pipeline stages over the nodes: auto (the fastest count) or N; each stage runs "
-                  "--algo over its nodes");
+                  "--algo over its nodes")
+      ->excludes(compare);  // the comparison is of one-stage layouts
   app->add_option("--micro-batches", args->micro_batches,
                   "with --pp: micro-batches (0 = one per stage)");
   app->add_flag("--paper-groups", args->paper_groups,

@@ -80,8 +80,18 @@ OutputFiles::~OutputFiles() {
 Status OutputFiles::Expect(const std::string& flag, const std::string& path) {
   if (path.empty()) return Status::Ok();
   const std::string why = WhyUnwritable(path);
-  if (why.empty()) return Status::Ok();
-  return InvalidArgument(flag + " '" + path + "': cannot write: " + why);
+  if (!why.empty()) return InvalidArgument(flag + " '" + path + "': cannot write: " + why);
+  // Two outputs naming one file (`--trace s.json --svg s.json`, or through a link): the later
+  // rename would replace the earlier output without a word. Devices (/dev/null) take both.
+  const OutputTarget target = ResolveOutput(path);
+  if (target.special) return Status::Ok();
+  std::error_code ec;
+  std::string file = std::filesystem::weakly_canonical(target.path, ec).string();
+  if (ec) file = target.path;
+  auto [it, fresh] = expected_.emplace(file, flag);
+  if (fresh || it->second == flag) return Status::Ok();
+  return InvalidArgument(flag + " '" + path + "': the same file as " + it->second +
+                         "; give each output its own path");
 }
 
 Status OutputFiles::ExpectDirectory(const std::string& flag, const std::string& dir) {

@@ -19,6 +19,10 @@
 namespace hx::hw {
 namespace {
 
+// Parallel lanes of one link (an NVLink bundle, a PCIe switch's ports): far above any machine's,
+// and within an int (3e9 wrapped to a negative count).
+constexpr int kMaxLinkCount = 1'000'000;
+
 class Reader {
  public:
   explicit Reader(std::string source) : source_(std::move(source)) {}
@@ -156,6 +160,8 @@ class Reader {
     }
     if (d["memory"]) {
       HX_ASSIGN_OR_RETURN(spec.memory_bytes, Quantity(d["memory"], what + " memory", ParseBytes));
+      // Written out, 0 is no memory (a plan needing any would not fit), not "unlimited".
+      if (spec.memory_bytes <= 0) return Error(d["memory"], what + ": memory must be > 0");
     }
     if (d["fp32"]) {
       HX_ASSIGN_OR_RETURN(spec.peak_flops_fp32, Quantity(d["fp32"], what + " fp32", ParseFlops));
@@ -170,6 +176,8 @@ class Reader {
       HX_ASSIGN_OR_RETURN(
           spec.memory_bandwidth_bytes_per_s,
           Quantity(d["memory_bandwidth"], what + " memory_bandwidth", ParseBandwidth));
+      if (!(spec.memory_bandwidth_bytes_per_s > 0))
+        return Error(d["memory_bandwidth"], what + ": memory_bandwidth must be > 0");
     }
     if (d["launch_overhead"]) {
       HX_ASSIGN_OR_RETURN(spec.launch_overhead_s,
@@ -292,7 +300,10 @@ class Reader {
     int count = 1;
     if (l["count"]) {
       HX_ASSIGN_OR_RETURN(double n, Number(l["count"], what + " count"));
-      if (n < 1 || n != std::floor(n)) return Error(l["count"], what + ": count must be >= 1");
+      if (!(n >= 1 && n <= kMaxLinkCount) || n != std::floor(n))
+        return Error(l["count"], what + ": count must be an integer in [1, " +
+                                     std::to_string(kMaxLinkCount) + "], got '" +
+                                     l["count"].Scalar() + "'");
       count = static_cast<int>(n);
     }
     LinkId id = c.AddLink(name, kind, a, b, bandwidth, latency, full_duplex, count);

@@ -6,6 +6,7 @@
 
 #include "hexplan/core/format_number.h"
 #include "hexplan/core/interrupt.h"
+#include "hexplan/core/logger.h"
 #include "hexplan/core/registry.h"
 #include "hexplan/core/stopwatch.h"
 #include "hexplan/place/coarsened_planning.h"
@@ -182,6 +183,10 @@ StatusOr<PlacementOutcome> PlanOnce(const std::string& name, const PlanRequest& 
   const Coarsening coarsen = planning.options.coarsen == Coarsening::kPlannerDefault
                                  ? planner->DefaultCoarsening()
                                  : planning.options.coarsen;
+  if (coarsen != Coarsening::kFusion && !planning.options.fusion_rules_path.empty())
+    LogTo(planning.logger, LogLevel::kWarning,
+          "--fusion-rules '" + planning.options.fusion_rules_path + "' is not used: " + name +
+              " does not coarsen with fusion here (give --coarsen fusion)");
   // A portfolio that coarsens each member passes `--coarsen` on (CoarsensEachMember).
   const bool whole = coarsen == Coarsening::kFusion && !planner->CoarsensEachMember();
   if (coarsen == Coarsening::kFusion && !whole) resolved.options.coarsen = Coarsening::kFusion;

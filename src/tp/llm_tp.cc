@@ -1006,10 +1006,10 @@ StatusOr<Scored> FastestLayout(const TpSystem& sys, const LlmShape& shape, const
   return std::move(best).value();
 }
 
-}  // namespace
-
-StatusOr<TpResult> PlanTensorParallel(const TpSystem& sys, const LlmShape& shape,
-                                      const LlmWorkload& wl, const TpOptions& options) {
+// The request's inputs, and the cluster's memory against the weights and the whole generation's
+// KV cache.
+Status CheckRequest(const TpSystem& sys, const LlmShape& shape, const LlmWorkload& wl,
+                    const TpOptions& options) {
   HX_RETURN_IF_ERROR(options.Validate());
   HX_RETURN_IF_ERROR(shape.Validate());
   HX_RETURN_IF_ERROR(wl.Validate());
@@ -1020,7 +1020,6 @@ StatusOr<TpResult> PlanTensorParallel(const TpSystem& sys, const LlmShape& shape
                            " is larger than the number of nodes (" + std::to_string(n) + ") in '" +
                            sys.name + "'");
   HX_RETURN_IF_ERROR(ValidateCapabilities(sys.Capabilities()));
-  // Memory: weights + KV cache for the whole generation must fit the cluster.
   double b = static_cast<double>(shape.bytes_per_element);
   double weights = shape.ParameterCount() * b;
   double kv = shape.KvBytesPerToken() * static_cast<double>(wl.KvSequences()) *
@@ -1031,8 +1030,13 @@ StatusOr<TpResult> PlanTensorParallel(const TpSystem& sys, const LlmShape& shape
         " + KV cache " + Bytes(kv) + " for batch " + std::to_string(wl.KvSequences()) + " x " +
         std::to_string(wl.input_len + wl.output_len) + " tokens) but cluster '" + sys.name +
         "' has " + Bytes(static_cast<double>(sys.MemoryBytes())) + " of GPU memory");
-  if (options.method == TpMethod::kIdeal)
-    return IdealBound(sys, shape, wl, options.paper_volume_accounting);
+  return Status::Ok();
+}
+
+// The layout PlanTensorParallel picks for `wl` (not for kIdeal, which has none), with its times.
+StatusOr<Scored> ChooseLayout(const TpSystem& sys, const LlmShape& shape, const LlmWorkload& wl,
+                              const TpOptions& options) {
+  int n = static_cast<int>(sys.nodes.size());
   double decode_tokens = static_cast<double>(wl.batch);
   Scored s;
   if (options.method == TpMethod::kMegatron) {
@@ -1042,11 +1046,49 @@ StatusOr<TpResult> PlanTensorParallel(const TpSystem& sys, const LlmShape& shape
     HX_ASSIGN_OR_RETURN(s.layout, SymmetricLayout(sys, shape, k, options));
   } else {
     HX_ASSIGN_OR_RETURN(auto candidates, AsymCandidates(sys, shape, options, decode_tokens));
-    HX_ASSIGN_OR_RETURN(s, FastestLayout(sys, shape, wl, options, std::move(candidates)));
-    AttachPlan(sys, shape, wl, s.layout, &s.result);
-    return s.result;
+    return FastestLayout(sys, shape, wl, options, std::move(candidates));
   }
   HX_ASSIGN_OR_RETURN(s.result, EvaluateLayout(sys, shape, wl, options, s.layout));
+  return s;
+}
+
+}  // namespace
+
+struct PlannedLayout::Chosen {
+  Layout layout;
+  TpMethod method = TpMethod::kAsymGroup;
+};
+
+StatusOr<PlannedLayout> PlannedLayout::Plan(const TpSystem& sys, const LlmShape& shape,
+                                            const LlmWorkload& wl, const TpOptions& options) {
+  HX_RETURN_IF_ERROR(CheckRequest(sys, shape, wl, options));
+  if (options.method == TpMethod::kIdeal)
+    return InvalidArgument("ideal is a volume bound: it has no layout to time");
+  HX_ASSIGN_OR_RETURN(Scored s, ChooseLayout(sys, shape, wl, options));
+  PlannedLayout out;
+  out.sys_ = &sys;
+  out.shape_ = &shape;
+  out.wl_ = wl;
+  out.options_ = options;
+  out.chosen_ = std::make_shared<Chosen>(Chosen{std::move(s.layout), s.result.method});
+  return out;
+}
+
+StatusOr<TpResult> PlannedLayout::At(int64_t batch) const {
+  LlmWorkload w = wl_;
+  w.batch = batch;
+  w.kv_batch = wl_.KvSequences();  // memory: the planned batch's KV cache stays reserved
+  HX_ASSIGN_OR_RETURN(TpResult r, EvaluateLayout(*sys_, *shape_, w, options_, chosen_->layout));
+  r.method = chosen_->method;
+  return r;
+}
+
+StatusOr<TpResult> PlanTensorParallel(const TpSystem& sys, const LlmShape& shape,
+                                      const LlmWorkload& wl, const TpOptions& options) {
+  HX_RETURN_IF_ERROR(CheckRequest(sys, shape, wl, options));
+  if (options.method == TpMethod::kIdeal)
+    return IdealBound(sys, shape, wl, options.paper_volume_accounting);
+  HX_ASSIGN_OR_RETURN(Scored s, ChooseLayout(sys, shape, wl, options));
   AttachPlan(sys, shape, wl, s.layout, &s.result);
   return s.result;
 }

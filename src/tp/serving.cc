@@ -6,6 +6,7 @@
 #include <map>
 #include <random>
 #include <sstream>
+#include <utility>
 #include <vector>
 
 namespace hx::tp {
@@ -29,28 +30,20 @@ Status ServingOptions::Validate() const {
 
 namespace {
 
-// Prefill and decode-step times by batch size, planned once per size.
+// Prefill and decode-step times by batch size of the one layout planned for the batch limit (the
+// plan the server deploys; a running batch does not reshard it).
 class StepTimes {
  public:
-  StepTimes(const TpSystem& sys, const LlmShape& shape, const LlmWorkload& wl,
-            const TpOptions& options, int max_batch)
-      : sys_(sys), shape_(shape), wl_(wl), options_(options), max_batch_(max_batch) {}
+  explicit StepTimes(PlannedLayout layout) : layout_(std::move(layout)) {}
   StatusOr<std::pair<double, double>> At(int batch) {  // {prefill, decode step}
     auto it = cache_.find(batch);
     if (it != cache_.end()) return it->second;
-    LlmWorkload w = wl_;
-    w.batch = batch;
-    w.kv_batch = max_batch_;  // memory: the batch limit's KV cache
-    HX_ASSIGN_OR_RETURN(TpResult r, PlanTensorParallel(sys_, shape_, w, options_));
+    HX_ASSIGN_OR_RETURN(TpResult r, layout_.At(batch));
     return cache_[batch] = {r.prefill_s, r.per_token_s};
   }
 
  private:
-  const TpSystem& sys_;
-  const LlmShape& shape_;
-  LlmWorkload wl_;
-  TpOptions options_;
-  int max_batch_;
+  PlannedLayout layout_;
   std::map<int, std::pair<double, double>> cache_;
 };
 
@@ -76,7 +69,10 @@ StatusOr<ServingResult> SimulateServing(const TpSystem& sys, const LlmShape& sha
   HX_RETURN_IF_ERROR(serving.Validate());
   HX_RETURN_IF_ERROR(wl.Validate());
   int limit = serving.max_batch > 0 ? serving.max_batch : static_cast<int>(wl.batch);
-  StepTimes times(sys, shape, wl, options, limit);
+  LlmWorkload planned = wl;
+  planned.batch = limit;
+  HX_ASSIGN_OR_RETURN(PlannedLayout layout, PlannedLayout::Plan(sys, shape, planned, options));
+  StepTimes times(std::move(layout));
   std::mt19937_64 rng(serving.seed);
   std::exponential_distribution<double> gap(serving.rate);
   std::vector<Request> reqs(serving.requests);

@@ -38,6 +38,18 @@ def source(path, *replacements):
     return data
 
 
+def npy_f32_zeros(shape):
+    """A NumPy .npy v1.0 file of float32 zeros (little-endian, C order)."""
+    header = "{'descr': '<f4', 'fortran_order': False, 'shape': (%s), }" % "".join(
+        "%d, " % d for d in shape)
+    pad = 64 - (10 + len(header) + 1) % 64
+    header = (header + " " * pad + "\n").encode()
+    count = 1
+    for d in shape:
+        count *= d
+    return b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header + bytes(4 * count)
+
+
 CLUSTER = source("fuzz/corpus/cluster_yaml/server.yaml")
 GRAPH = source("fuzz/corpus/json_reader/gather.json")
 MOIRAI = source("fuzz/corpus/moirai_csv/example-1.csv")
@@ -383,6 +395,35 @@ CASES = [
          says=["--seed", "out of range"]),
     case("place --seed negative", "place gpt2 --cluster dgx-a100 --seed -1 -o $D/p.json",
          says=["--seed", "-1"]),
+    # --- a second black-box hunt ---
+    case("simulate --trace and --svg naming one file", "simulate $D/p.json --trace $D/s.json --svg $D/s.json",
+         setup="place gpt2 --cluster dgx-a100 --algo heft -o $D/p.json", says=["--svg", "--trace", "same file"]),
+    case("place -o and --export-lp naming one file",
+         "place gpt2 --cluster dgx-a100 --algo getf --time-limit 5 -o $D/x.json --export-lp $D/x.json",
+         says=["--export-lp", "-o", "same file"]),
+    case("simulate --warm negative", "simulate $D/p.json --warm -0.5",
+         setup="place gpt2 --cluster dgx-a100 --algo heft -o $D/p.json", says=["--warm", "-0.5"]),
+    case("calibrate --repeats without --measure", "calibrate --repeats -5", says=["--repeats", "--measure"]),
+    case("tp --compare with --pp", "tp gpt3-175b --cluster asym:S8 --compare --pp 2", says=["--compare", "--pp"]),
+    case("--fusion-rules without fusion coarsening (--strict)",
+         "--strict place gpt2 --cluster dgx-a100 --algo heft --fusion-rules $D/none.txt -o $D/p.json",
+         says=["--fusion-rules", "--coarsen fusion"]),
+    case("run --input given twice", "run mobilenet_v2 --plan $D/cpu.json --input input=$D/a.npy --input input=$D/a.npy",
+         files={"a.npy": npy_f32_zeros((1, 3, 224, 224))},
+         setup="place mobilenet_v2 --cluster local-cpu:groups=2 --algo heft -o $D/cpu.json",
+         says=["--input", "input", "twice"]),
+    case("cluster device memory 0", "topo $D/c.yaml",
+         files={"c.yaml": b"nodes:\n  - name: box\n    devices:\n      - {name: gpu0, model: A100-80GB, memory: 0GB}\n"
+                          b"links:\n  - {a: host, b: gpu0, bandwidth: 16GB/s}\n"},
+         says=["c.yaml:4", "memory must be > 0"]),
+    case("cluster device memory_bandwidth 0", "topo $D/c.yaml",
+         files={"c.yaml": b"nodes:\n  - name: box\n    devices:\n      - {name: gpu0, model: A100-80GB, memory_bandwidth: 0 GB/s}\n"
+                          b"links:\n  - {a: host, b: gpu0, bandwidth: 16GB/s}\n"},
+         says=["c.yaml:4", "memory_bandwidth must be > 0"]),
+    case("cluster link count past an int", "topo $D/c.yaml",
+         files={"c.yaml": b"nodes:\n  - name: box\n    devices:\n      - {name: gpu0, model: A100-80GB}\n"
+                          b"links:\n  - {a: host, b: gpu0, bandwidth: 16GB/s, count: 3000000000}\n"},
+         says=["c.yaml:6", "count", "3000000000"]),
     case("place --seed past 64 bits in hexadecimal", "place gpt2 --cluster dgx-a100 --seed 0x10000000000000000 -o $D/p.json",
          says=["--seed", "out of range"]),
     case("place --batch past 64 bits after a space", "place gpt2 --cluster dgx-a100 --batch ' 99999999999999999999' -o $D/p.json",

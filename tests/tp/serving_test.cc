@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "hexplan/graph/zoo.h"
+#include "hexplan/hw/presets.h"
 
 namespace hx::tp {
 namespace {
@@ -58,9 +59,45 @@ void LoadBatchesRequestsAndRaisesTheTail() {
   EXPECT_FALSE(SimulateServing(s.sys, s.shape, s.wl, s.options, bad).ok());
 }
 
+// The server runs the layout planned for the batch limit at every running batch: an AsymGroup
+// plan that reduced to Megatron's ring serves exactly as Megatron (replanning each batch size
+// picked other groupings and served faster than the plan shown), and a planned layout timed at
+// the planned batch is the plan's own times.
+void ServingRunsThePlannedLayout() {
+  TpSystem sys = *TpSystemFromCluster(*hw::LoadCluster("asym:S8"), "fp16");
+  LlmShape shape = ShapeFromConfig("gpt3-175b", *graph::ZooTransformerConfig("gpt3-175b"), 2);
+  LlmWorkload wl;
+  wl.batch = 200;
+  wl.input_len = 128;
+  wl.output_len = 128;
+  TpOptions megatron, asym;
+  megatron.method = TpMethod::kMegatron;
+  asym.method = TpMethod::kAsymGroup;
+  auto planned = PlanTensorParallel(sys, shape, wl, asym);
+  ASSERT_TRUE(planned.ok()) << planned.status().ToString();
+  ASSERT_TRUE(planned->reduced());
+  ASSERT_EQ(planned->layout, TpMethod::kMegatron);
+  ServingOptions o;
+  o.rate = 1;
+  auto a = SimulateServing(sys, shape, wl, asym, o);
+  auto m = SimulateServing(sys, shape, wl, megatron, o);
+  ASSERT_TRUE(a.ok() && m.ok());
+  EXPECT_DOUBLE_EQ(a->latency_s.p50, m->latency_s.p50);
+  EXPECT_DOUBLE_EQ(a->ttft_s.p99, m->ttft_s.p99);
+  auto layout = PlannedLayout::Plan(sys, shape, wl, asym);
+  ASSERT_TRUE(layout.ok());
+  auto at_plan = layout->At(wl.batch);
+  ASSERT_TRUE(at_plan.ok());
+  EXPECT_DOUBLE_EQ(at_plan->total_s(), planned->total_s());
+  TpOptions ideal;
+  ideal.method = TpMethod::kIdeal;
+  EXPECT_FALSE(PlannedLayout::Plan(sys, shape, wl, ideal).ok());
+}
+
 TEST(ServingTest, IdleAndLoaded) {
   AnIdleServerServesEachRequestAlone();
   LoadBatchesRequestsAndRaisesTheTail();
+  ServingRunsThePlannedLayout();
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 // FIFO or socket (`-o /dev/null`, `-o /dev/stdout`) is written in place at Commit, never replaced.
 
 #include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,9 +34,9 @@ class OutputFiles {
   OutputFiles& operator=(const OutputFiles&) = delete;
   ~OutputFiles();
 
-  // Checks that `path` can be written now: its directory exists and accepts a new file, and `path`
-  // is not a directory. `flag` names the option in the message ("--trace 'out/t.json': ...").
-  // An empty path is no output and always fine.
+  // Checks that `path` can be written now: its directory exists and accepts a new file, `path`
+  // is not a directory, and no other flag's output names the same file. `flag` names the option
+  // in the message ("--trace 'out/t.json': ..."). An empty path is no output and always fine.
   Status Expect(const std::string& flag, const std::string& path);
 
   // A directory output (e.g. a report folder): created, with its parents, when missing. A
@@ -71,6 +72,7 @@ class OutputFiles {
   std::vector<Staged> staged_;
   std::vector<std::string> adopted_;
   std::vector<std::string> created_directories_;
+  std::map<std::string, std::string> expected_;  // canonical path -> the flag that named it
   bool committed_ = false;
   int counter_ = 0;
 };

@@ -14,6 +14,7 @@
 //   ideal      the sqrt(N) x sqrt(N) grid bound of eq. 1 (communication volume only).
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -245,6 +246,27 @@ StatusOr<double> CommVolumeFraction(TpMethod method, const std::vector<double>& 
 // k > nodes, or (with check_memory) a model that does not fit.
 StatusOr<TpResult> PlanTensorParallel(const TpSystem& system, const LlmShape& shape,
                                       const LlmWorkload& workload, const TpOptions& options);
+
+// The layout PlanTensorParallel picks for a workload, timed at other batch sizes with its grouping,
+// shares and rings fixed: what a server deploying that plan sees as its running batch changes
+// (continuous batching does not reshard weights per step). The system and shape must outlive it.
+class PlannedLayout {
+ public:
+  // Errors as PlanTensorParallel's, and for kIdeal (a volume bound, no layout).
+  static StatusOr<PlannedLayout> Plan(const TpSystem& system, const LlmShape& shape,
+                                      const LlmWorkload& workload, const TpOptions& options);
+  // The planned layout's times (and memory, with the planned batch's KV cache) at `batch`
+  // sequences of the planned lengths.
+  StatusOr<TpResult> At(int64_t batch) const;
+
+ private:
+  struct Chosen;
+  const TpSystem* sys_ = nullptr;
+  const LlmShape* shape_ = nullptr;
+  LlmWorkload wl_;
+  TpOptions options_;
+  std::shared_ptr<const Chosen> chosen_;
+};
 
 // One kernel on one GPU under the roofline: max(FLOPs/(peak*gemm_eff), bytes/(bw*mem_eff)) +
 // kernel overhead + the GPU's launch overhead.
